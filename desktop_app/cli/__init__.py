@@ -1,0 +1,49 @@
+"""Headless entry points. ``desktop-app`` with no command opens the window.
+
+Every module in this package that defines ``register(subparsers)`` adds one subcommand, so
+commands live next to nothing else and can be added without touching this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from desktop_app import __version__
+from desktop_app.core.errors import DesktopAppError
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="desktop-app",
+        description="A private, local-first chat assistant. Without a command, opens the window.")
+    parser.add_argument("--version", action="version", version=f"desktop-app {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_") or info.name == "common":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        from desktop_app.ui.app import run_app
+
+        return run_app()
+    try:
+        return int(args.func(args) or 0)
+    except DesktopAppError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130

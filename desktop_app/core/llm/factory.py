@@ -1,0 +1,76 @@
+"""Build the ModelRegistry from settings: the bundled model, local GGUF files, endpoints.
+
+Adapters are imported inside the factories so listing models never loads llama.cpp or
+opens a connection.
+"""
+
+from __future__ import annotations
+
+from desktop_app.core.llm.base import LLM
+from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
+from desktop_app.core.llm.types import make_abilities
+from desktop_app.core.store.settings import (
+    BundledModelConfig,
+    EndpointModelConfig,
+    LocalModelConfig,
+    Settings,
+)
+
+
+def _local_abilities(constrained_json: bool) -> dict[str, bool]:
+    return make_abilities(tool_call=False, json_mode=constrained_json, streaming=True)
+
+
+def _bundled_factory(cfg: BundledModelConfig) -> LLM:
+    from desktop_app.core.llm.bundled import ensure_bundled_model
+    from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
+
+    return LlamaCppLLM(ensure_bundled_model(), name=cfg.name, context_size=cfg.context_size,
+                       n_threads=cfg.n_threads, constrained_json=cfg.constrained_json)
+
+
+def _local_factory(cfg: LocalModelConfig) -> LLM:
+    from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
+
+    return LlamaCppLLM(cfg.path, name=cfg.name, context_size=cfg.context_size,
+                       n_threads=cfg.n_threads, constrained_json=cfg.constrained_json,
+                       chat_format=cfg.chat_format)
+
+
+def _endpoint_factory(cfg: EndpointModelConfig) -> LLM:
+    from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
+    from desktop_app.core.store.secrets import get_api_key
+
+    return OpenAICompatibleLLM(
+        base_url=cfg.base_url, model=cfg.model, api_key=get_api_key(cfg.api_key_ref, cfg.api_key_env),
+        name=cfg.name, context_size=cfg.context_size, timeout=cfg.timeout,
+        abilities=make_abilities(tool_call=cfg.tool_call, json_mode=cfg.json_mode, streaming=True,
+                                 thinking=cfg.thinking, vision=cfg.vision))
+
+
+def build_registry(settings: Settings) -> ModelRegistry:
+    """All configured models; the default and role assignments from settings."""
+    registry = ModelRegistry()
+    if settings.bundled.enabled:
+        b = settings.bundled
+        registry.add(ModelEntry(
+            name=b.name, kind="bundled", factory=lambda b=b: _bundled_factory(b),  # type: ignore[misc]
+            abilities=_local_abilities(b.constrained_json), context_size=b.context_size,
+            roles=list(b.roles), description="Qwen2.5-Coder-0.5B-Instruct (bundled, offline)"))
+    for cfg in settings.local_models:
+        registry.add(ModelEntry(
+            name=cfg.name, kind="local", factory=lambda cfg=cfg: _local_factory(cfg),  # type: ignore[misc]
+            abilities=_local_abilities(cfg.constrained_json), context_size=cfg.context_size,
+            roles=list(cfg.roles), description=cfg.path))
+    for ep in settings.endpoints:
+        registry.add(ModelEntry(
+            name=ep.name, kind="endpoint", factory=lambda ep=ep: _endpoint_factory(ep),  # type: ignore[misc]
+            abilities=make_abilities(tool_call=ep.tool_call, json_mode=ep.json_mode, streaming=True,
+                                     thinking=ep.thinking, vision=ep.vision),
+            context_size=ep.context_size, roles=list(ep.roles),
+            description=f"{ep.model} @ {ep.base_url}"))
+    if settings.default_model:
+        registry.set_default(settings.default_model)
+    for role, name in settings.roles.items():
+        registry.assign_role(role, name)
+    return registry

@@ -1,0 +1,152 @@
+"""Tools the agent can call: ``Tool``, ``ToolResult`` (with artifacts) and ``ToolRegistry``."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from typing import Any
+
+import jsonschema
+from pydantic import BaseModel, Field
+
+from desktop_app.core.errors import ToolArgumentError, ToolNotFoundError
+
+#: Mime types the UI previews in the web view (and the LLM only sees a summary of).
+RICH_MIME_TYPES = frozenset({"text/html", "text/markdown"})
+
+
+class Artifact(BaseModel):
+    """A document a tool produced (an HTML report, a Markdown table...)."""
+
+    name: str
+    mime_type: str
+    content: str
+
+    @property
+    def is_rich(self) -> bool:
+        return self.mime_type in RICH_MIME_TYPES
+
+
+class ToolResult(BaseModel):
+    """What a tool returns: text for the model, or an error; optional artifacts."""
+
+    text: str = ""
+    error: str | None = None
+    artifacts: list[Artifact] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @classmethod
+    def failure(cls, message: str) -> ToolResult:
+        return cls(error=message)
+
+
+class Tool(ABC):
+    """A capability the model may use.
+
+    ``description`` is one line (it goes into compact catalogs); ``parameters`` is a JSON
+    schema of an object. ``read_only`` tools run without asking; tools that change anything
+    set it False and the engine asks the user to confirm first.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    read_only: bool = True
+
+    @abstractmethod
+    async def run(self, args: dict[str, Any]) -> ToolResult:
+        """Run with validated arguments. May raise; the engine turns errors into observations."""
+
+    def validate(self, args: Any) -> dict[str, Any]:
+        """Check ``args`` against ``parameters``; raise ``ToolArgumentError`` with the reason."""
+        if not isinstance(args, dict):
+            raise ToolArgumentError(
+                f"Arguments for '{self.name}' must be a JSON object, got {type(args).__name__}.",
+                hint=f"Call it with an object matching: {self.parameters}")
+        try:
+            jsonschema.validate(args, self.parameters)
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
+            raise ToolArgumentError(f"Invalid arguments for '{self.name}' at {where}: {exc.message}",
+                                    hint=f"Expected schema: {self.parameters}") from exc
+        return args
+
+    def spec(self) -> dict[str, Any]:
+        """OpenAI function-calling spec."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description,
+                             "parameters": self.parameters}}
+
+    def catalog_line(self, width: int = 80) -> str:
+        """``name: description`` cut to about ``width`` characters, for tool selection."""
+        line = f"{self.name}: {self.description.splitlines()[0] if self.description else ''}"
+        return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class FunctionTool(Tool):
+    """A tool backed by an async function ``fn(**args) -> ToolResult | str``."""
+
+    def __init__(self, name: str, description: str, parameters: dict[str, Any],
+                 fn: Callable[..., Awaitable[ToolResult | str]], *, read_only: bool = True) -> None:
+        self.name = name
+        self.description = description
+        self.parameters = parameters
+        self.read_only = read_only
+        self._fn = fn
+
+    async def run(self, args: dict[str, Any]) -> ToolResult:
+        result = await self._fn(**args)
+        return result if isinstance(result, ToolResult) else ToolResult(text=str(result))
+
+
+class ToolRegistry:
+    """Named tools; a filtered copy serves a run after tool selection."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> Tool:
+        if tool.name in self._tools:
+            raise ValueError(f"A tool named '{tool.name}' is already registered.")
+        self._tools[tool.name] = tool
+        return tool
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            available = ", ".join(self._tools) or "none"
+            raise ToolNotFoundError(f"Unknown tool '{name}'.",
+                                    hint=f"Available tools: {available}.") from None
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def filtered(self, names: Iterable[str]) -> ToolRegistry:
+        """A copy holding only the known tools among ``names``, in registry order."""
+        wanted = set(names)
+        return ToolRegistry(t for n, t in self._tools.items() if n in wanted)
+
+    def catalog(self, width: int = 80) -> str:
+        """One compact line per tool, no schemas."""
+        return "\n".join(f"- {tool.catalog_line(width)}" for tool in self._tools.values())
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [tool.spec() for tool in self._tools.values()]
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools

@@ -1,0 +1,53 @@
+"""Shared test fixtures: every test gets its own app home and an in-memory keyring."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+# Qt must be configured before anything imports it; harmless for tests that never use Qt.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
+os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --disable-background-networking")
+
+import keyring  # noqa: E402
+import pytest  # noqa: E402
+from keyring.backend import KeyringBackend  # noqa: E402
+
+
+class MemoryKeyring(KeyringBackend):
+    """A keyring that lives in memory only (tests must never touch a real one)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.store.pop((service, username), None)
+
+
+@pytest.fixture(autouse=True)
+def app_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """All app state (config, data, cache) for this test lives under a fresh folder."""
+    home = tmp_path / "app-home"
+    home.mkdir()
+    monkeypatch.setenv("DESKTOP_APP_HOME", str(home))
+    return home
+
+
+@pytest.fixture(autouse=True)
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
