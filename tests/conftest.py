@@ -51,3 +51,8 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(backend)
     yield backend
     keyring.set_keyring(previous)
+
+
+# Real-model and real-server fixtures shared by every test package.
+from fixtures_llama import *  # noqa: E402,F403
+from fixtures_server import *  # noqa: E402,F403
