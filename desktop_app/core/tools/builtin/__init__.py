@@ -1,0 +1,27 @@
+"""Built-in tools that ship with the app. ``default_tools`` is the set a run starts with."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from desktop_app.core.tools.base import Tool
+from desktop_app.core.tools.builtin.artifact import HtmlArtifactTool
+from desktop_app.core.tools.builtin.calculator import CalculatorTool, calculate
+from desktop_app.core.tools.builtin.clock import ClockTool
+
+if TYPE_CHECKING:
+    from desktop_app.core.store.settings import Settings
+
+
+def default_tools(settings: Settings | None = None) -> list[Tool]:
+    """The built-in tools, minus those the user disabled in settings.
+
+    More tools are appended here as they are written; each one decides from ``settings``
+    whether it is available (e.g. a workspace folder must be configured).
+    """
+    tools: list[Tool] = [CalculatorTool(), ClockTool(), HtmlArtifactTool()]
+    disabled = set(settings.tools.disabled) if settings is not None else set()
+    return [tool for tool in tools if tool.name not in disabled]
+
+
+__all__ = ["CalculatorTool", "ClockTool", "HtmlArtifactTool", "calculate", "default_tools"]

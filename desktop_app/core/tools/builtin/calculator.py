@@ -1,0 +1,151 @@
+"""A safe calculator tool: arithmetic and common math functions, parsed with ``ast``.
+
+No ``eval``: the expression is parsed into a syntax tree and only a whitelist of node
+types, operators, functions and constants is evaluated. Exponents and intermediate results
+are bounded so a model cannot make the app hang or eat memory with ``9**9**9``.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from desktop_app.core.tools.base import Tool, ToolResult
+
+#: Largest absolute exponent accepted for ``**`` (10**1000 is already far past any need).
+MAX_EXPONENT = 1000
+#: Largest number of digits an integer result may have before we refuse.
+MAX_INT_DIGITS = 4300
+#: Longest expression accepted (characters).
+MAX_EXPRESSION_LENGTH = 2000
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos, "tan": math.tan,
+    "asin": math.asin, "acos": math.acos, "atan": math.atan,
+    "log": math.log, "ln": math.log, "log10": math.log10, "log2": math.log2,
+    "exp": math.exp, "abs": abs, "round": round, "floor": math.floor, "ceil": math.ceil,
+    "min": min, "max": max, "factorial": math.factorial,
+}
+_CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
+
+
+class CalculationError(ValueError):
+    """The expression is not allowed or cannot be computed; the message says why."""
+
+
+def _check_size(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        # bit_length is cheap; ~3.32 bits per decimal digit.
+        if value.bit_length() > MAX_INT_DIGITS * 3.33:
+            raise CalculationError(f"The result has more than {MAX_INT_DIGITS} digits.")
+    return value
+
+
+def _eval(node: ast.AST) -> Any:
+    if isinstance(node, ast.Expression):
+        return _eval(node.body)
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return node.value
+        raise CalculationError(f"Only numbers are allowed, not {node.value!r}.")
+    if isinstance(node, ast.Name):
+        if node.id in _CONSTANTS:
+            return _CONSTANTS[node.id]
+        raise CalculationError(f"Unknown name '{node.id}'. Constants: {', '.join(_CONSTANTS)}.")
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_eval(node.operand))
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _eval(node.left), _eval(node.right)
+        if isinstance(node.op, ast.Pow):
+            if abs(right) > MAX_EXPONENT:
+                raise CalculationError(f"Exponent {right} is too large (limit {MAX_EXPONENT}).")
+            if isinstance(left, int) and isinstance(right, int) and right > 0 and left not in (0, 1, -1):
+                # Estimate digits before computing: 10**1000 ok, 99999**1000 would be 5000 digits.
+                if right * math.log10(abs(left)) > MAX_INT_DIGITS:
+                    raise CalculationError(f"The result has more than {MAX_INT_DIGITS} digits.")
+        try:
+            return _check_size(_BINARY[type(node.op)](left, right))
+        except ZeroDivisionError:
+            raise CalculationError("Division by zero.") from None
+        except OverflowError:
+            raise CalculationError("The result is too large to represent.") from None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        fn = _FUNCTIONS.get(node.func.id)
+        if fn is None:
+            raise CalculationError(
+                f"Unknown function '{node.func.id}'. Functions: {', '.join(_FUNCTIONS)}.")
+        args = [_eval(arg) for arg in node.args]
+        if fn is math.factorial and args and isinstance(args[0], (int, float)) and args[0] > 1000:
+            raise CalculationError("factorial() is limited to arguments up to 1000.")
+        try:
+            return _check_size(fn(*args))
+        except (ValueError, TypeError) as exc:
+            raise CalculationError(f"{node.func.id}(): {exc}") from None
+        except OverflowError:
+            raise CalculationError("The result is too large to represent.") from None
+    raise CalculationError(f"'{type(node).__name__}' is not allowed in a calculation.")
+
+
+def calculate(expression: str) -> int | float:
+    """Evaluate an arithmetic expression safely; raise ``CalculationError`` when not allowed."""
+    expression = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
+    if not expression:
+        raise CalculationError("The expression is empty.")
+    if len(expression) > MAX_EXPRESSION_LENGTH:
+        raise CalculationError(f"The expression is longer than {MAX_EXPRESSION_LENGTH} characters.")
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as exc:
+        raise CalculationError(f"Not a valid expression: {exc.msg}.") from None
+    value = _eval(tree)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return value
+
+
+def format_number(value: int | float) -> str:
+    """Plain digits for integers, up to 12 significant digits for floats."""
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.12g}"
+
+
+class CalculatorTool(Tool):
+    """Evaluates arithmetic expressions exactly (integers) or to 12 significant digits."""
+
+    name = "calculator"
+    description = "Evaluate math: + - * / // % **, sqrt, sin, log, exp, pi, e (exact integers)"
+    parameters = {
+        "type": "object",
+        "properties": {
+            "expression": {"type": "string",
+                           "description": "The expression, e.g. '1234*5678' or 'sqrt(2)/3'"},
+        },
+        "required": ["expression"],
+        "additionalProperties": False,
+    }
+    read_only = True
+
+    async def run(self, args: dict[str, Any]) -> ToolResult:
+        expression = str(args["expression"])
+        try:
+            value = calculate(expression)
+        except CalculationError as exc:
+            return ToolResult.failure(f"{exc} Expression: {expression}")
+        return ToolResult(text=f"{expression.strip()} = {format_number(value)}")
