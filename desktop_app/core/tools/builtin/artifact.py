@@ -47,7 +47,7 @@ class HtmlArtifactTool(Tool):
     """Creates an HTML document (report, table, chart markup) shown in the preview pane."""
 
     name = "create_html_artifact"
-    description = "Create an HTML page from a title and HTML body (preview pane)"
+    description = "Create an HTML page (title + HTML body) shown in the preview"
     parameters = {
         "type": "object",
         "properties": {

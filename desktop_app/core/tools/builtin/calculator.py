@@ -130,7 +130,7 @@ class CalculatorTool(Tool):
     """Evaluates arithmetic expressions exactly (integers) or to 12 significant digits."""
 
     name = "calculator"
-    description = "Evaluate math: + - * / // % **, sqrt, sin, log, exp, pi, e (exact integers)"
+    description = "Evaluate math: + - * / // % **, sqrt, sin, log, exp, pi, e"
     parameters = {
         "type": "object",
         "properties": {
