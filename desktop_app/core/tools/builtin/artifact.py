@@ -47,7 +47,7 @@ class HtmlArtifactTool(Tool):
     """Creates an HTML document (report, table, chart markup) shown in the preview pane."""
 
     name = "create_html_artifact"
-    description = "Create an HTML page (title + HTML body) shown in the preview"
+    description = "Make an HTML page from a title and HTML body (previewed)"
     parameters = {
         "type": "object",
         "properties": {
