@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# One command from a fresh clone to a passing test suite:
+#   bash packaging/test.sh [pytest args...]
+# Installs system libraries and the dev environment, then runs pytest on a virtual X server
+# (Qt tests run offscreen; the window smoke test uses the real X server).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+
+bash packaging/system-deps.sh
+bash packaging/install.sh --dev
+
+python="${DESKTOP_APP_VENV:-$here/.venv}/bin/python"
+exec xvfb-run -a -s "-screen 0 1280x800x24" "$python" -m pytest "$@"
