@@ -1,0 +1,242 @@
+"""The OpenAI-compatible adapter: any chat-completions server through ``openai.AsyncOpenAI``.
+
+Works with OpenAI itself and with local or self-hosted servers (llama.cpp / llama-cpp-python,
+vLLM, Ollama, LM Studio, OpenRouter ...). Parsing lives in ``openai_stream`` (I/O-free),
+error conversion in ``openai_errors``; this module only builds requests, talks to the SDK
+and adapts to servers that reject optional parameters.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import openai
+
+from desktop_app.core.errors import LLMError, LLMModelNotFoundError, LLMProviderError
+from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
+from desktop_app.core.llm.openai_errors import convert_error, mentions_parameter, server_message
+from desktop_app.core.llm.openai_stream import StreamAccumulator, parse_completion
+from desktop_app.core.llm.types import ChatMessage, LLMResult, StreamChunk, make_abilities
+
+log = logging.getLogger(__name__)
+
+#: Sent when no key is configured: local servers ignore it, and the SDK refuses to run without
+#: one (it would otherwise read OPENAI_API_KEY from the environment, which is not wanted here).
+NO_KEY_PLACEHOLDER = "not-needed"
+
+
+class OpenAICompatibleLLM(LLM):
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Abilities default to ``tool_call``, ``json_mode`` and ``streaming`` on; ``abilities``
+    overrides any of them (the user's model profile knows better than we do).
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        name: str | None = None,
+        context_size: int = 32768,
+        timeout: float = 120.0,
+        abilities: dict[str, bool] | None = None,
+        max_retries: int = 1,
+    ) -> None:
+        self.base_url = base_url.strip().rstrip("/")
+        self.model = model
+        self.name = name or model
+        self._context_size = context_size
+        self._abilities = {**make_abilities(tool_call=True, json_mode=True, streaming=True),
+                           **(abilities or {})}
+        self._secret = api_key or None  # only for redacting error texts; never logged
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url, api_key=api_key or NO_KEY_PLACEHOLDER, timeout=timeout,
+            max_retries=max_retries)
+        # Learned per server: parameters it rejected, so later calls do not fail first.
+        self._send_stream_options = True
+        self._send_temperature = True
+        self._max_tokens_key = "max_tokens"
+
+    def __repr__(self) -> str:  # no key in reprs, logs or tracebacks
+        return f"OpenAICompatibleLLM(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def model_id(self) -> str:
+        return self.model
+
+    @property
+    def context_size(self) -> int:
+        return self._context_size
+
+    @property
+    def abilities(self) -> dict[str, bool]:
+        return dict(self._abilities)
+
+    # --- requests ------------------------------------------------------------------------
+    def _request(self, messages: Sequence[ChatMessage], *, tools: list[ToolSpec] | None,
+                 tool_choice: ToolChoice, response_format: dict[str, Any] | None,
+                 temperature: float | None, max_tokens: int | None,
+                 stream: bool) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [message.to_provider() for message in messages],
+        }
+        if tools:
+            kwargs["tools"] = tools
+            # tool_choice without tools is an error on OpenAI; None means the server default.
+            if tool_choice is not None:
+                kwargs["tool_choice"] = tool_choice
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        if temperature is not None and self._send_temperature:
+            kwargs["temperature"] = temperature
+        if max_tokens is not None:
+            kwargs[self._max_tokens_key] = max_tokens
+        if stream:
+            kwargs["stream"] = True
+            if self._send_stream_options:
+                kwargs["stream_options"] = {"include_usage": True}
+        return kwargs
+
+    def _adapt_to_rejection(self, kwargs: dict[str, Any], exc: openai.APIError) -> bool:
+        """Drop or rename an optional parameter the server rejected; True to retry."""
+        if "stream_options" in kwargs and mentions_parameter(exc, "stream_options"):
+            # Older servers validate strictly and do not know stream_options (usage in streams).
+            del kwargs["stream_options"]
+            self._send_stream_options = False
+        elif ("max_tokens" in kwargs and mentions_parameter(exc, "max_tokens")
+              and "max_completion_tokens" in server_message(exc)):
+            # OpenAI's reasoning models accept only max_completion_tokens.
+            kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
+            self._max_tokens_key = "max_completion_tokens"
+        elif ("temperature" in kwargs and mentions_parameter(exc, "temperature")
+              and "support" in server_message(exc).lower()):
+            # Some models accept only their default temperature.
+            del kwargs["temperature"]
+            self._send_temperature = False
+        else:
+            return False
+        log.info("%s rejected a parameter (%s); retrying without it", self.base_url,
+                 server_message(exc))
+        return True
+
+    def _convert(self, exc: BaseException) -> LLMError:
+        error = convert_error(exc, base_url=self.base_url, model=self.model)
+        if self._secret and self._secret in str(error):
+            # Some servers echo the key they rejected; it must never reach a log or the UI.
+            redacted = type(error)(error.message.replace(self._secret, "***"),
+                                   hint=(error.hint or "").replace(self._secret, "***") or None)
+            redacted.retryable = error.retryable
+            return redacted
+        return error
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        # At most one retry per optional parameter, so this loop always ends.
+        for _ in range(4):
+            try:
+                return await self._client.chat.completions.create(**kwargs)
+            except openai.APIError as exc:
+                if self._adapt_to_rejection(kwargs, exc):
+                    continue
+                raise self._convert(exc) from exc
+        raise LLMProviderError(f"The server at {self.base_url} kept rejecting the request.",
+                               hint="Check the model settings for this endpoint.")
+
+    # --- LLM interface -------------------------------------------------------------------
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: list[ToolSpec] | None = None,
+        tool_choice: ToolChoice = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> LLMResult:
+        """One complete answer; reasoning split out, tool-call arguments kept raw."""
+        kwargs = self._request(messages, tools=tools, tool_choice=tool_choice,
+                               response_format=response_format, temperature=temperature,
+                               max_tokens=max_tokens, stream=False)
+        completion = await self._create(kwargs)
+        if isinstance(completion, (str, bytes)) or not hasattr(completion, "choices"):
+            # A 200 that is not JSON: usually a web page because the base URL is wrong.
+            raise LLMProviderError(
+                f"The server at {self.base_url} did not answer like an OpenAI-compatible API.",
+                hint="Check the base URL in Settings (it usually ends in '/v1').")
+        return parse_completion(completion, fallback_model=self.model)
+
+    async def stream_chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: list[ToolSpec] | None = None,
+        tool_choice: ToolChoice = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[StreamChunk]:
+        """Content and reasoning deltas as they arrive, then one final chunk.
+
+        The final chunk has ``finish_reason``, complete ``tool_calls`` and ``usage`` (None if
+        the server does not report usage in streams, e.g. llama-cpp-python's server).
+        Closing the iterator (or cancelling its consumer) closes the HTTP response, which
+        tells the server to stop generating.
+        """
+        kwargs = self._request(messages, tools=tools, tool_choice=tool_choice,
+                               response_format=response_format, temperature=temperature,
+                               max_tokens=max_tokens, stream=True)
+        stream = await self._create(kwargs)
+        accumulator = StreamAccumulator()
+        try:
+            try:
+                async for chunk in stream:
+                    delta = accumulator.feed(chunk)
+                    if delta is not None:
+                        yield delta
+            except openai.APIError as exc:
+                raise self._convert(exc) from exc
+            yield accumulator.finish()
+        finally:
+            await stream.close()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    # --- settings dialog -----------------------------------------------------------------
+    async def list_models(self) -> list[str]:
+        """The model ids the server lists at ``GET /models``, sorted."""
+        try:
+            return sorted([model.id async for model in self._client.models.list()])
+        except openai.NotFoundError as exc:
+            # Here a 404 is about the endpoint, not the model: the default text would mislead.
+            raise LLMProviderError(
+                f"The server at {self.base_url} has no model list (GET /models: 404).",
+                hint="Check that the base URL ends in the API root (usually '/v1').") from exc
+        except openai.APIError as exc:
+            raise self._convert(exc) from exc
+
+    async def test_connection(self) -> str:
+        """Check the server and the model; a one-line success message, else a project error."""
+        try:
+            served: list[str] | None = await self.list_models()
+        except LLMProviderError:
+            served = None  # no usable model list on this server: ask the model directly
+        if served is not None and self.model in served:
+            return (f"Connected to {self.base_url}: model '{self.model}' is available "
+                    f"({len(served)} model{'s' if len(served) != 1 else ''} served).")
+        try:
+            # Some servers serve models they do not list (aliases, Ollama tags): one token.
+            await self.chat([ChatMessage.user("ping")], max_tokens=1)
+        except LLMModelNotFoundError as exc:
+            if served:
+                shown = ", ".join(served[:15]) + (" ..." if len(served) > 15 else "")
+                raise LLMModelNotFoundError(
+                    f"{self.base_url} does not serve model '{self.model}'.",
+                    hint=f"It serves: {shown}. Pick one of these in Settings.") from exc
+            raise
+        note = "not in its model list, but it answered" if served else "it answered"
+        return f"Connected to {self.base_url}: model '{self.model}' is {note}."
