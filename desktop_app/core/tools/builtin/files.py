@@ -1,0 +1,207 @@
+"""File tools confined to the user's workspace folder: list, read, write, search.
+
+All paths go through ``Workspace.resolve`` (``core/tools/sandbox.py``), so ``..``, absolute
+paths and symlinks leading outside are refused with ``SandboxViolationError``. Only
+``write_file`` changes anything, so only it needs the user's confirmation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from desktop_app.core.errors import ToolArgumentError
+from desktop_app.core.tools.base import Tool, ToolResult
+from desktop_app.core.tools.sandbox import Workspace
+
+#: Characters of file text returned to the model per read (the rest is reachable by offset).
+DEFAULT_READ_CHARS = 20_000
+MAX_LIST_ENTRIES = 500
+MAX_SEARCH_HITS = 50
+#: Files larger than this are skipped by content search (they are rarely what one wants).
+MAX_SEARCH_FILE_BYTES = 1_000_000
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+class _WorkspaceTool(Tool):
+    """Base for tools bound to one workspace; blocking file work runs off the event loop."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+
+class ListFilesTool(_WorkspaceTool):
+    name = "list_files"
+    description = "List files and folders in the workspace folder (optionally recursive)."
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Folder relative to the workspace; '.' is the top.",
+                     "default": "."},
+            "recursive": {"type": "boolean", "default": False},
+        },
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any]) -> ToolResult:
+        return await asyncio.to_thread(self._list, args.get("path", "."), bool(args.get("recursive")))
+
+    def _list(self, path: str, recursive: bool) -> ToolResult:
+        base = self.workspace.resolve(path)
+        if not base.is_dir():
+            return ToolResult.failure(f"'{path}' is a file, not a folder; use read_file to read it.")
+        entries = (self.workspace.walk(path) if recursive
+                   else (p for p in sorted(base.iterdir())
+                         if not (p.is_symlink() and not self.workspace.is_inside(p))))
+        lines: list[str] = []
+        for entry in entries:
+            if len(lines) >= MAX_LIST_ENTRIES:
+                lines.append(f"... (stopped after {MAX_LIST_ENTRIES} entries)")
+                break
+            rel = entry.relative_to(self.workspace.root).as_posix()
+            if entry.is_dir():
+                lines.append(f"{rel}/")
+            else:
+                stat = entry.stat()
+                when = datetime.fromtimestamp(stat.st_mtime).strftime("%Y-%m-%d %H:%M")
+                lines.append(f"{rel}  ({_size(stat.st_size)}, modified {when})")
+        shown = self.workspace.relative(base)
+        return ToolResult(text=f"Contents of '{shown}':\n" + "\n".join(lines) if lines
+                          else f"The folder '{shown}' is empty.")
+
+
+class ReadFileTool(_WorkspaceTool):
+    name = "read_file"
+    description = "Read a text file from the workspace folder (from a character offset, limited length)."
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the workspace."},
+            "offset": {"type": "integer", "minimum": 0, "default": 0,
+                       "description": "Character to start at (to continue a long file)."},
+            "max_chars": {"type": "integer", "minimum": 1, "maximum": 100_000,
+                          "default": DEFAULT_READ_CHARS},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any]) -> ToolResult:
+        text, cut = await asyncio.to_thread(self.workspace.read_text, args["path"])
+        offset = int(args.get("offset", 0))
+        limit = int(args.get("max_chars", DEFAULT_READ_CHARS))
+        if offset and offset >= len(text):
+            return ToolResult.failure(f"Offset {offset} is past the end of '{args['path']}' "
+                                      f"({len(text)} characters).")
+        part = text[offset: offset + limit]
+        end = offset + len(part)
+        note = ""
+        if end < len(text) or cut:
+            note = (f"\n\n[Showing characters {offset}–{end} of "
+                    f"{'more than ' if cut else ''}{len(text)}; call read_file with "
+                    f"offset={end} for more.]")
+        return ToolResult(text=part + note)
+
+
+class WriteFileTool(_WorkspaceTool):
+    name = "write_file"
+    description = "Write (or append) text to a file in the workspace folder; asks the user first."
+    read_only = False
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the workspace."},
+            "content": {"type": "string"},
+            "append": {"type": "boolean", "default": False,
+                       "description": "Add to the end instead of replacing the file."},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any]) -> ToolResult:
+        append = bool(args.get("append"))
+        target = await asyncio.to_thread(self.workspace.write_text, args["path"], args["content"],
+                                         append=append)
+        verb = "Appended" if append else "Wrote"
+        return ToolResult(text=f"{verb} {len(args['content'])} characters to "
+                               f"'{self.workspace.relative(target)}'.")
+
+
+class SearchFilesTool(_WorkspaceTool):
+    name = "search_files"
+    description = "Find workspace files by name pattern (e.g. '*.md') and/or text they contain."
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "Glob on the file name, e.g. '*.txt'."},
+            "content": {"type": "string", "description": "Text to look for (case-insensitive)."},
+            "path": {"type": "string", "default": ".", "description": "Folder to search in."},
+        },
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any]) -> ToolResult:
+        name, content = args.get("name"), args.get("content")
+        if not name and not content:
+            raise ToolArgumentError("search_files needs 'name' (a glob like '*.md') or "
+                                    "'content' (text to find), or both.")
+        return await asyncio.to_thread(self._search, args.get("path", "."), name, content)
+
+    def _search(self, path: str, name: str | None, content: str | None) -> ToolResult:
+        pattern = re.compile(re.escape(content), re.IGNORECASE) if content else None
+        hits: list[str] = []
+        for entry in self.workspace.walk(path):
+            if len(hits) >= MAX_SEARCH_HITS:
+                hits.append(f"... (stopped after {MAX_SEARCH_HITS} matches)")
+                break
+            if not entry.is_file() or any(part.startswith(".") for part in
+                                          entry.relative_to(self.workspace.root).parts[:-1]):
+                continue
+            rel = entry.relative_to(self.workspace.root).as_posix()
+            if name and not fnmatch.fnmatch(entry.name.lower(), name.lower()):
+                continue
+            if pattern is None:
+                hits.append(rel)
+                continue
+            line = self._first_match(entry, pattern)
+            if line is not None:
+                hits.append(f"{rel}: {line}")
+        what = " and ".join(filter(None, [f"name '{name}'" if name else "",
+                                          f"text '{content}'" if content else ""]))
+        if not hits:
+            return ToolResult(text=f"No files match {what}.")
+        return ToolResult(text=f"Files matching {what}:\n" + "\n".join(hits))
+
+    @staticmethod
+    def _first_match(path: Path, pattern: re.Pattern[str]) -> str | None:
+        try:
+            if path.stat().st_size > MAX_SEARCH_FILE_BYTES:
+                return None
+            data = path.read_bytes()
+        except OSError:
+            return None
+        if b"\x00" in data[:8192]:
+            return None
+        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+            if pattern.search(line):
+                snippet = line.strip()
+                return f"line {number}: {snippet[:160]}"
+        return None
+
+
+def file_tools(workspace: Workspace) -> list[Tool]:
+    """The four workspace file tools bound to ``workspace``."""
+    return [ListFilesTool(workspace), ReadFileTool(workspace), WriteFileTool(workspace),
+            SearchFilesTool(workspace)]
