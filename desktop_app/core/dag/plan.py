@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from desktop_app.core.errors import DesktopAppError
+from desktop_app.core.llm.types import Usage
 
 #: Default upper bound of steps in one plan; more is almost always a planner going astray.
 MAX_PLAN_STEPS = 8
@@ -133,6 +134,7 @@ class Plan(BaseModel):
     steps: list[PlanStep]
     warnings: list[str] = Field(default_factory=list)
     fallback: bool = False  # True when this is the single-step plan used after planning failed
+    usage: Usage = Field(default_factory=Usage)  # tokens spent making this plan
 
     def step(self, step_id: str) -> PlanStep:
         for step in self.steps:
