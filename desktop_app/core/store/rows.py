@@ -1,0 +1,91 @@
+"""SQL column lists and row -> record conversion, shared by the store's modules.
+
+Rows are plain tuples (``sqlite3.Row`` costs noticeably more when a conversation of
+10,000 messages is opened), so every SELECT uses these column lists in this order.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop_app.core.store.records import (
+    ArtifactRecord,
+    Conversation,
+    Interrupt,
+    Message,
+    Timings,
+    ToolStep,
+)
+
+CONVERSATION_COLUMNS = (
+    "c.id, c.title, c.model, c.mode, c.created_at, c.updated_at, c.pinned, c.archived, "
+    "c.deleted_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id)")
+
+MESSAGE_COLUMNS = (
+    "id, conversation_id, role, content, created_at, status, reasoning, model, "
+    "prompt_tokens, completion_tokens, ttft, elapsed, tokens_per_second, error, pinned, "
+    "tool_calls, tool_call_id, name")
+
+STEP_COLUMNS = "id, message_id, iteration, tool, args, observation, error, elapsed, created_at"
+
+ARTIFACT_COLUMNS = ("id, conversation_id, name, mime_type, content, created_at, message_id, "
+                    "step_id")
+
+INTERRUPT_COLUMNS = ("id, conversation_id, message_id, content, status, created_at, "
+                     "run_message_id")
+
+_NO_TIMINGS = Timings()
+
+
+def conversation(row: tuple[Any, ...]) -> Conversation:
+    return Conversation(id=row[0], title=row[1], model=row[2], mode=row[3], created_at=row[4],
+                        updated_at=row[5], pinned=bool(row[6]), archived=bool(row[7]),
+                        deleted_at=row[8], message_count=int(row[9]))
+
+
+def message(row: tuple[Any, ...], steps: list[ToolStep] | None = None) -> Message:
+    ttft, elapsed, tps = row[10], row[11], row[12]
+    timings = _NO_TIMINGS if ttft is None and elapsed is None and tps is None else Timings(
+        ttft=ttft, elapsed=elapsed, tokens_per_second=tps)
+    return Message(
+        id=row[0], conversation_id=row[1], role=row[2], content=row[3], created_at=row[4],
+        status=row[5], reasoning=row[6], model=row[7], prompt_tokens=row[8],
+        completion_tokens=row[9], timings=timings, error=row[13], pinned=bool(row[14]),
+        tool_calls=json.loads(row[15]) if row[15] else [], tool_call_id=row[16], name=row[17],
+        steps=steps if steps is not None else [])
+
+
+def decode_args(text: str) -> Any:
+    """Tool arguments are stored as JSON; a model's malformed arguments are kept as text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def encode_args(args: Any) -> str:
+    if isinstance(args, str):
+        # Already JSON (the provider's raw arguments) or free text: store valid JSON either way.
+        try:
+            json.loads(args)
+            return args
+        except ValueError:
+            return json.dumps(args, ensure_ascii=False)
+    return json.dumps(args, ensure_ascii=False, default=str)
+
+
+def step(row: tuple[Any, ...]) -> ToolStep:
+    return ToolStep(id=row[0], message_id=row[1], iteration=row[2], tool=row[3],
+                    args=decode_args(row[4]), observation=row[5], error=row[6],
+                    elapsed=row[7], created_at=row[8])
+
+
+def artifact(row: tuple[Any, ...]) -> ArtifactRecord:
+    return ArtifactRecord(id=row[0], conversation_id=row[1], name=row[2], mime_type=row[3],
+                          content=row[4], created_at=row[5], message_id=row[6], step_id=row[7])
+
+
+def interrupt(row: tuple[Any, ...]) -> Interrupt:
+    return Interrupt(id=row[0], conversation_id=row[1], message_id=row[2], content=row[3],
+                     status=row[4], created_at=row[5], run_message_id=row[6])

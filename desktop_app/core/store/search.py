@@ -1,0 +1,66 @@
+"""Full-text search over every message (FTS5, bm25-ranked, with snippets).
+
+What a person types is never passed to FTS5 as query syntax: ``C++ "foo`` or ``AND OR (``
+would raise a syntax error (or silently mean something else). Each whitespace-separated
+term becomes a quoted phrase, so punctuation, quotes and operator words are searched
+literally, and all terms must occur (implicit AND). The last term also matches as a prefix
+so results appear while the user is still typing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from desktop_app.core.errors import StorageError
+from desktop_app.core.store.records import SearchHit
+
+#: Tokens around a match in a snippet.
+SNIPPET_TOKENS = 12
+
+
+def build_match_query(text: str, *, prefix_last: bool = True) -> str | None:
+    """The FTS5 MATCH expression for ``text``; None when there is nothing to search for."""
+    terms = [t for t in text.split() if any(ch.isalnum() for ch in t)]
+    if not terms:
+        return None
+    quoted = ['"' + term.replace('"', '""') + '"' for term in terms]
+    if prefix_last:
+        quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+def search_messages(conn: sqlite3.Connection, text: str, *, limit: int = 50,
+                    conversation_id: str | None = None, include_archived: bool = True,
+                    highlight: tuple[str, str] = ("**", "**"),
+                    prefix_last: bool = True) -> list[SearchHit]:
+    """Best matches first. Conversations in the trash are never searched."""
+    match = build_match_query(text, prefix_last=prefix_last)
+    if match is None or limit <= 0:
+        return []
+    where = ["messages_fts MATCH ?", "c.deleted_at IS NULL"]
+    params: list[object] = [highlight[0], highlight[1], match]
+    if conversation_id is not None:
+        where.append("m.conversation_id = ?")
+        params.append(conversation_id)
+    if not include_archived:
+        where.append("c.archived = 0")
+    params.append(limit)
+    # ORDER BY rank lets FTS5 sort by bm25 itself and stop after LIMIT rows, so snippet()
+    # is only computed for the rows returned.
+    sql = f"""
+        SELECT m.conversation_id, c.title, m.id, m.role,
+               snippet(messages_fts, 0, ?, ?, '…', {SNIPPET_TOKENS}), messages_fts.rank,
+               m.created_at
+        FROM messages_fts
+        JOIN messages m ON m.id = messages_fts.rowid
+        JOIN conversations c ON c.id = m.conversation_id
+        WHERE {' AND '.join(where)}
+        ORDER BY messages_fts.rank
+        LIMIT ?"""
+    try:
+        rows = conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:  # quoting makes this unreachable for text input
+        raise StorageError(f"Searching for {text!r} failed: {exc}",
+                           hint="Try different words.") from exc
+    return [SearchHit(conversation_id=r[0], conversation_title=r[1], message_id=r[2], role=r[3],
+                      snippet=r[4], rank=r[5], created_at=r[6]) for r in rows]
