@@ -196,7 +196,10 @@ def test_async_event_sink_and_failing_sink_do_not_break_the_run() -> None:
     assert seen == ["DagStepStart", "DagStepProgress", "DagStepDone"]
 
 
-def test_executor_can_run_again_after_stop() -> None:
-    executor = DAGExecutor(step_runner=Recorder())
+def test_stop_before_execute_runs_nothing_and_is_consumed() -> None:
+    rec = Recorder()
+    executor = DAGExecutor(step_runner=rec)
     executor.stop()
+    first = run(executor, make_plan(("s1", [])))
+    assert first.stopped and first.runs["s1"].state == "skipped" and rec.started == []
     assert run(executor, make_plan(("s1", []))).all_done

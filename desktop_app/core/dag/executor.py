@@ -87,6 +87,10 @@ class DAGExecutor:
         """Skip every pending step and cancel the running ones (safe to call any time)."""
         self._stop.set()
 
+    def reset(self) -> None:
+        """Forget an earlier ``stop()`` so the executor can run again."""
+        self._stop.clear()
+
     @property
     def stopped(self) -> bool:
         return self._stop.is_set()
@@ -133,8 +137,11 @@ class DAGExecutor:
     # --- running ---------------------------------------------------------------------------
     async def execute(self, plan: Plan, goal: str, *, on_event: EventSink | None = None,
                       round: int = 0) -> ExecutionResult:  # noqa: A002 - "round" is the term
-        """Run ``plan`` for ``goal``; never raises for a failing step (see ``StepRun.state``)."""
-        self._stop.clear()
+        """Run ``plan`` for ``goal``; never raises for a failing step (see ``StepRun.state``).
+
+        A ``stop()`` that came before this call stops it at once (no step starts); the stop
+        is consumed when ``execute`` returns.
+        """
         runs = {step.id: StepRun(step=step) for step in plan.steps}
         running: dict[asyncio.Task[StepOutput], StepRun] = {}
         stop_waiter = asyncio.ensure_future(self._stop.wait())
@@ -193,6 +200,7 @@ class DAGExecutor:
             raise
         finally:
             stop_waiter.cancel()
+            self._stop.clear()
         return ExecutionResult(plan=plan, runs=runs, stopped=False)
 
     @staticmethod

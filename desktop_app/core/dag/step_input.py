@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from desktop_app.core.dag.plan import PlanStep
 from desktop_app.core.dag.results import StepRun
@@ -60,19 +60,16 @@ def _truncate_blocks(blocks: list[str], budget_tokens: int) -> list[str]:
 async def _compact_with_guard(llm: LLM, header: str, blocks: list[str],
                               budget_tokens: int) -> tuple[list[str], Usage]:
     """Compact the dependency blocks with ContextGuard's ``step_dependency`` hint."""
-    from desktop_app.core.context import ContextGuard  # concurrent module; imported lazily
+    from desktop_app.core.context import ContextGuard
 
     messages = [ChatMessage.user(header, pinned=True)]
     messages += [ChatMessage.user(block) for block in blocks]
-    guard: Any = ContextGuard(llm)
-    outcome: Any = await guard.check_and_compact(messages, budget_tokens, hint="step_dependency")
-    kept = outcome if isinstance(outcome, list) else getattr(outcome, "messages", None)
-    if not isinstance(kept, list):
-        raise TypeError(f"unexpected ContextGuard result {type(outcome).__name__}")
-    usage = getattr(outcome, "usage", None) or getattr(guard, "usage", None) or Usage()
-    compacted = [m.content for m in kept
-                 if isinstance(m, ChatMessage) and m.content != header and m.role != "system"]
-    return compacted, usage if isinstance(usage, Usage) else Usage()
+    guard = ContextGuard(llm)
+    # The guard's budget covers the whole list: the (pinned) header plus the blocks' share.
+    budget = budget_tokens + guard.counter.count_messages(messages[:1])
+    outcome = await guard.check_and_compact(messages, budget, hint="step_dependency")
+    compacted = [m.content for m in outcome.messages if not m.pinned and m.content.strip()]
+    return compacted, outcome.usage
 
 
 async def build_step_query(goal: str, step: PlanStep, dependencies: Sequence[StepRun], *,

@@ -1,0 +1,238 @@
+"""DagRunner: one DAG-mode run from goal to ``Done`` (SPEC §7, §8).
+
+plan → execute → analyze → (re-plan, at most ``max_replans`` times, with the earlier rounds'
+results as context) → synthesise the final answer (streamed) from the step results. Every
+phase is announced with a ``Phase`` event; usage is summed over planning, every step,
+analysis and synthesis. ``Done`` is always the last event: after success, after an error
+(preceded by an ``ErrorEvent``), after ``stop()`` and after the run's task is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from desktop_app.core.agent.events import (
+    AnswerDelta,
+    AnswerDone,
+    AnswerStart,
+    Done,
+    ErrorEvent,
+    Event,
+    Phase,
+)
+from desktop_app.core.dag.analyzer import Analysis, PlanAnalyzer
+from desktop_app.core.dag.events import DagAnalysis, DagPlan, DagReplan, PlannedStep
+from desktop_app.core.dag.executor import DAGExecutor, emit_to
+from desktop_app.core.dag.plan import MAX_PLAN_STEPS, Plan
+from desktop_app.core.dag.planner import DAGPlanner, history_context
+from desktop_app.core.dag.results import EventSink, ExecutionResult, StepRunner
+from desktop_app.core.dag.synthesis import fallback_answer, stream_synthesis, synthesis_messages
+from desktop_app.core.llm.types import ChatMessage, Usage
+
+if TYPE_CHECKING:
+    from desktop_app.core.llm.registry import ModelRegistry
+    from desktop_app.core.tools.base import ToolRegistry
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class _Stopped(Exception):
+    """Internal: the user pressed stop while a model call of the runner itself was running."""
+
+
+@dataclass
+class DagRound:
+    """One plan → execute → analyze round."""
+
+    number: int
+    plan: Plan
+    execution: ExecutionResult | None = None
+    analysis: Analysis | None = None
+
+
+@dataclass
+class DagResult:
+    """Everything a DAG run produced; ``Done`` carries the same answer, usage and elapsed."""
+
+    answer: str
+    rounds: list[DagRound] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    iterations: int = 0
+    elapsed: float = 0.0
+    model: str | None = None
+    error: str | None = None
+    cancelled: bool = False
+
+
+class DagRunner:
+    """Drives DAG mode for one goal; ``model`` (name or role) plans, analyses and answers."""
+
+    def __init__(self, registry: ModelRegistry, tools: ToolRegistry | None = None, *,
+                 model: str | None = None, max_replans: int = 1,
+                 max_steps: int = MAX_PLAN_STEPS, max_concurrency: int = 2,
+                 step_timeout: float | None = 300.0, step_max_iterations: int = 8,
+                 step_runner: StepRunner | None = None,
+                 synthesis_max_tokens: int | None = 1024) -> None:
+        self._registry = registry
+        self._tools = tools
+        self.model_name = registry.resolve(model)
+        self.max_replans = max(0, max_replans)
+        self.max_steps = max_steps
+        self.synthesis_max_tokens = synthesis_max_tokens
+        self._executor = DAGExecutor(registry, tools, max_concurrency=max_concurrency,
+                                     step_timeout=step_timeout, step_runner=step_runner,
+                                     max_iterations=step_max_iterations)
+        self._stop_requested = False
+        self._current: asyncio.Future[Any] | None = None
+
+    def stop(self) -> None:
+        """Stop the run: pending steps are skipped, running ones and model calls cancelled."""
+        self._stop_requested = True
+        self._executor.stop()
+        if self._current is not None and not self._current.done():
+            self._current.cancel()
+
+    async def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run one model-calling phase so that ``stop()`` can cancel it."""
+        if self._stop_requested:
+            coro.close()
+            raise _Stopped
+        task = asyncio.ensure_future(coro)
+        self._current = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._stop_requested and not (current and current.cancelling()):
+                raise _Stopped from None
+            raise
+        finally:
+            self._current = None
+
+    async def run(self, goal: str, *, history: Sequence[ChatMessage] = (),
+                  on_event: EventSink | None = None) -> DagResult:
+        """Run ``goal`` in DAG mode; never raises except for cancellation of the caller."""
+        self._stop_requested = False
+        self._executor.reset()
+        started = time.monotonic()
+        result = DagResult(answer="", model=self.model_name)
+
+        async def emit(event: Event) -> None:
+            await emit_to(on_event, event)
+
+        try:
+            await self._run(goal, history, result, emit)
+        except _Stopped:
+            result.cancelled = True
+        except asyncio.CancelledError:
+            result.cancelled = True
+            await self._finish(result, started, emit)
+            raise
+        except Exception as exc:  # the engine reports errors; it never crashes the caller
+            log.exception("DAG run failed")
+            result.error = str(exc) or type(exc).__name__
+            await emit(ErrorEvent(message=result.error, kind=type(exc).__name__))
+        await self._finish(result, started, emit)
+        return result
+
+    async def _finish(self, result: DagResult, started: float,
+                      emit: Any) -> None:
+        if (result.cancelled or result.error) and not result.answer:
+            executions = [r.execution for r in result.rounds if r.execution is not None]
+            if any(run.ok for e in executions for run in e.runs.values()):
+                result.answer = fallback_answer(executions)
+        result.iterations = sum(r.execution.iterations for r in result.rounds
+                                if r.execution is not None)
+        result.elapsed = time.monotonic() - started
+        await emit(Done(answer=result.answer, iterations=result.iterations, usage=result.usage,
+                        elapsed=round(result.elapsed, 3), model=result.model,
+                        error=result.error, cancelled=result.cancelled))
+
+    async def _run(self, goal: str, history: Sequence[ChatMessage], result: DagResult,
+                   emit: Any) -> None:
+        llm = self._registry.get(self.model_name)
+        planner = DAGPlanner(llm, models=self._registry, max_steps=self.max_steps)
+        analyzer = PlanAnalyzer(llm)
+        context = history_context(history)
+        for number in range(self.max_replans + 1):
+            await emit(Phase(phase="planning"))
+            plan = await self._call(planner.plan(goal, self._tools, context))
+            result.usage = result.usage + plan.usage
+            current = DagRound(number=number, plan=plan)
+            result.rounds.append(current)
+            await emit(self._plan_event(plan, number))
+
+            await emit(Phase(phase="executing"))
+            execution = await self._executor.execute(plan, goal, on_event=emit, round=number)
+            current.execution = execution
+            result.usage = result.usage + execution.usage
+            if execution.stopped or self._stop_requested:
+                raise _Stopped
+
+            await emit(Phase(phase="analyzing"))
+            outcome = await self._call(analyzer.analyze(goal, execution,
+                                                        previous=self._previous(result, number)))
+            current.analysis = outcome.analysis
+            result.usage = result.usage + outcome.usage
+            analysis = outcome.analysis
+            await emit(DagAnalysis(round=number, achieved=analysis.achieved,
+                                   confidence=analysis.confidence, reason=analysis.reason,
+                                   final_answer=analysis.final_answer))
+            if analysis.achieved or number == self.max_replans:
+                break
+            await emit(DagReplan(round=number + 1, reason=analysis.reason or "goal not achieved"))
+            context = "\n\n".join(filter(None, [history_context(history),
+                                                self._previous(result, number + 1)]))
+
+        await emit(Phase(phase="synthesizing"))
+        executions = [r.execution for r in result.rounds if r.execution is not None]
+        draft = result.rounds[-1].analysis.final_answer if result.rounds[-1].analysis else ""
+
+        async def delta(text: str) -> None:
+            await emit(AnswerDelta(content=text))
+
+        await emit(AnswerStart())
+        text, usage, error = await self._call(stream_synthesis(
+            llm, synthesis_messages(goal, executions, draft), delta,
+            max_tokens=self.synthesis_max_tokens))
+        result.usage = result.usage + usage
+        if not text.strip():
+            if error is not None:
+                log.info("synthesis failed (%s); answering from the step results", error)
+            text = fallback_answer(executions, draft)
+            await delta(text)
+        await emit(AnswerDone())
+        result.answer = text
+
+    def _plan_event(self, plan: Plan, number: int) -> DagPlan:
+        steps = [PlannedStep(id=s.id, task=s.task, dependencies=list(s.dependencies),
+                             tool_hint=s.tool_hint, model_hint=s.model_hint,
+                             model=self._executor.resolve_model_name(s)) for s in plan.steps]
+        return DagPlan(round=number, steps=steps, warnings=plan.warnings, fallback=plan.fallback)
+
+    @staticmethod
+    def _previous(result: DagResult, before: int) -> str:
+        """What the rounds before ``before`` did and why they fell short, for re-planning."""
+        parts: list[str] = []
+        for r in result.rounds[:before]:
+            if r.execution is None:
+                continue
+            parts.append(f"Round {r.number + 1} results:\n{r.execution.summary(max_chars=800)}")
+            if r.analysis is not None and not r.analysis.achieved:
+                parts.append(f"Round {r.number + 1} fell short: {r.analysis.reason}")
+        return "\n\n".join(parts)
+
+
+async def run_dag(registry: ModelRegistry, goal: str, *, tools: ToolRegistry | None = None,
+                  on_event: EventSink | None = None, **options: Any) -> DagResult:
+    """Convenience: ``DagRunner(registry, tools, **options).run(goal, on_event=...)``."""
+    return await DagRunner(registry, tools, **options).run(goal, on_event=on_event)
+
+
+__all__ = ["DagResult", "DagRound", "DagRunner", "run_dag"]
