@@ -64,7 +64,9 @@ async def _compact_with_guard(llm: LLM, header: str, blocks: list[str],
 
     messages = [ChatMessage.user(header, pinned=True)]
     messages += [ChatMessage.user(block) for block in blocks]
-    guard = ContextGuard(llm)
+    # Share 1.0: a dependency result is summarised (exact values kept), not cut head/tail,
+    # unless it alone exceeds the whole budget.
+    guard = ContextGuard(llm, single_message_share=1.0)
     # The guard's budget covers the whole list: the (pinned) header plus the blocks' share.
     budget = budget_tokens + guard.counter.count_messages(messages[:1])
     outcome = await guard.check_and_compact(messages, budget, hint="step_dependency")
