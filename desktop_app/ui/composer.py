@@ -1,0 +1,128 @@
+"""The message input: multi-line, Enter sends, Shift+Enter adds a line, Esc stops a run.
+
+While a run works the Send button becomes "Interrupt": what is sent then goes to the
+running agent as an interrupt (shown inline in the answer being built), and Stop appears.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+MAX_LINES = 10
+
+
+class ComposerInput(QPlainTextEdit):
+    """The text field; grows with its content up to ``MAX_LINES`` lines."""
+
+    submit = Signal()
+    escape = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ComposerInput")
+        self.setPlaceholderText("Message — Enter to send, Shift+Enter for a new line")
+        self.setTabChangesFocus(True)
+        self.textChanged.connect(self._grow)
+        self._grow()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt naming)
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+            else:
+                self.submit.emit()
+            return
+        if key == Qt.Key.Key_Escape:
+            self.escape.emit()
+            return
+        super().keyPressEvent(event)
+
+    def _grow(self) -> None:
+        lines = max(1, min(MAX_LINES, self.document().blockCount()))
+        line = self.fontMetrics().lineSpacing()
+        self.setFixedHeight(line * lines + 18)
+
+
+class Composer(QFrame):
+    """Input plus Send / Stop, aware of whether a run is working."""
+
+    send_requested = Signal(str)
+    interrupt_requested = Signal(str)
+    stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("Composer")
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(16, 8, 16, 10)
+        outer.setSpacing(4)
+        row = QHBoxLayout()
+        self.input = ComposerInput(self)
+        self.input.submit.connect(self.submit)
+        self.input.escape.connect(self._escape)
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("Primary")
+        self.send_button.clicked.connect(self.submit)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("Danger")
+        self.stop_button.setToolTip("Stop the answer (Esc); what was written so far is kept")
+        self.stop_button.clicked.connect(self.stop_requested.emit)
+        self.stop_button.hide()
+        row.addWidget(self.input, 1)
+        row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
+        row.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
+        outer.addLayout(row)
+        self.hint = QLabel("")
+        self.hint.setObjectName("Muted")
+        self.hint.hide()
+        outer.addWidget(self.hint)
+        self._running = False
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def set_running(self, running: bool) -> None:
+        """Switch between idle (Send) and working (Interrupt + Stop)."""
+        self._running = running
+        self.stop_button.setVisible(running)
+        self.send_button.setText("Interrupt" if running else "Send")
+        self.send_button.setToolTip(
+            "Send this to the running agent; it reads it before its next step"
+            if running else "Send (Enter)")
+        self.hint.setText("Working… messages you send now reach the agent as interrupts. "
+                          "Esc stops." if running else "")
+        self.hint.setVisible(running)
+
+    def set_text(self, text: str) -> None:
+        self.input.setPlainText(text)
+        self.input.moveCursor(self.input.textCursor().MoveOperation.End)
+        self.input.setFocus()
+
+    def text(self) -> str:
+        return self.input.toPlainText()
+
+    def submit(self) -> None:
+        text = self.input.toPlainText().strip()
+        if not text:
+            return
+        self.input.clear()
+        if self._running:
+            self.interrupt_requested.emit(text)
+        else:
+            self.send_requested.emit(text)
+
+    def _escape(self) -> None:
+        if self._running:
+            self.stop_requested.emit()

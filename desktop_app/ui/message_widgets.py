@@ -1,0 +1,269 @@
+"""The widgets of one exchange: the user's message and the assistant's turn.
+
+An :class:`AssistantTurn` is built live from a run's events: a thinking indicator while the
+tool loop runs, tool cards, interrupts the user sent, a "context summarised" divider, the
+streamed answer, errors (with what to do), and a footer with the run's numbers.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.llm.types import Usage
+from desktop_app.ui.markdown_view import MarkdownView
+from desktop_app.ui.tool_card import ToolCard
+
+
+def format_footer(*, model: str | None, iterations: int, usage: Usage, elapsed: float,
+                  cancelled: bool = False) -> str:
+    """``model · 2 iterations · 812 in / 64 out tokens · 3.1 s · 20.6 tok/s``."""
+    parts = [model or "model"]
+    parts.append(f"{iterations} iteration{'s' if iterations != 1 else ''}")
+    parts.append(f"{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens")
+    parts.append(f"{elapsed:.1f} s")
+    if elapsed > 0 and usage.completion_tokens:
+        parts.append(f"{usage.completion_tokens / elapsed:.1f} tok/s")
+    if cancelled:
+        parts.append("stopped")
+    return "  ·  ".join(parts)
+
+
+class UserMessage(QFrame):
+    """A user message bubble with an Edit button (edit and resend)."""
+
+    edit_requested = Signal(object)  # self
+
+    def __init__(self, text: str, message_id: int | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.message_id = message_id
+        self.text = text
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(60, 4, 0, 4)
+        bubble = QFrame(self)
+        bubble.setObjectName("UserBubble")
+        inner = QVBoxLayout(bubble)
+        inner.setContentsMargins(10, 6, 10, 6)
+        self.view = MarkdownView(text, bubble)
+        inner.addWidget(self.view)
+        actions = QHBoxLayout()
+        actions.addStretch(1)
+        self.edit_button = QToolButton(bubble)
+        self.edit_button.setText("Edit")
+        self.edit_button.setToolTip("Edit this message and send it again")
+        self.edit_button.clicked.connect(lambda: self.edit_requested.emit(self))
+        actions.addWidget(self.edit_button)
+        inner.addLayout(actions)
+        outer.addWidget(bubble)
+
+
+class ThinkingIndicator(QLabel):
+    """An animated "Thinking…" line shown while the tool loop works."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ThinkingIndicator")
+        self._base = "Thinking"
+        self._dots = 0
+        self._timer = QTimer(self)
+        self._timer.setInterval(400)
+        self._timer.timeout.connect(self._tick)
+        self.hide()
+
+    def start(self, text: str = "Thinking") -> None:
+        self._base = text
+        self._tick()
+        self.show()
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+        self.hide()
+
+    @property
+    def active(self) -> bool:
+        return self._timer.isActive()
+
+    def _tick(self) -> None:
+        self._dots = (self._dots + 1) % 4
+        self.setText(f"{self._base}{'.' * self._dots}")
+
+
+class ErrorCard(QFrame):
+    """What went wrong and what to do, where it happened."""
+
+    def __init__(self, message: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ErrorCard")
+        self.message = message
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        label = QLabel(f"⚠  {message}")
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(label)
+
+
+class InterruptNote(QFrame):
+    """A message the user sent while the run was working (an interrupt)."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("InterruptNote")
+        self.text = text
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        self.status = QLabel("You interrupted · waiting for the agent")
+        self.status.setObjectName("Muted")
+        body = QLabel(text)
+        body.setWordWrap(True)
+        body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.status)
+        layout.addWidget(body)
+        self.delivered = False
+
+    def mark_delivered(self) -> None:
+        self.delivered = True
+        self.status.setText("You interrupted · the agent received this")
+
+
+class Divider(QLabel):
+    """A centred muted line, e.g. "context summarised"."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(f"──────  {text}  ──────", parent)
+        self.setObjectName("Divider")
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+
+class AssistantTurn(QFrame):
+    """The assistant's side of one exchange, built from run events."""
+
+    regenerate_requested = Signal(object)  # self
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("AssistantTurn")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 4, 40, 4)
+        self._layout.setSpacing(6)
+        self.cards: list[ToolCard] = []
+        self.interrupts: list[InterruptNote] = []
+        self.errors: list[ErrorCard] = []
+        self.dividers: list[Divider] = []
+        self.answer = MarkdownView(parent=self)
+        self.thinking = ThinkingIndicator(self)
+        self.footer = QLabel(self)
+        self.footer.setObjectName("Footer")
+        self.footer.setWordWrap(True)
+        self.footer.hide()
+        self.actions = QWidget(self)
+        row = QHBoxLayout(self.actions)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.copy_button = QToolButton(self.actions)
+        self.copy_button.setText("Copy")
+        self.copy_button.setToolTip("Copy the answer as Markdown")
+        self.copy_button.clicked.connect(self._copy)
+        self.regenerate_button = QToolButton(self.actions)
+        self.regenerate_button.setText("Regenerate")
+        self.regenerate_button.setToolTip("Ask again for a new answer")
+        self.regenerate_button.clicked.connect(lambda: self.regenerate_requested.emit(self))
+        row.addWidget(self.copy_button)
+        row.addWidget(self.regenerate_button)
+        row.addStretch(1)
+        self.actions.hide()
+        # Fixed order: events insert above the thinking indicator, the answer below them.
+        self._layout.addWidget(self.thinking)
+        self._layout.addWidget(self.answer)
+        self._layout.addWidget(self.footer)
+        self._layout.addWidget(self.actions)
+        self.message_id: int | None = None
+
+    def _insert(self, widget: QWidget) -> None:
+        self._layout.insertWidget(self._layout.indexOf(self.thinking), widget)
+
+    # --- event handlers ----------------------------------------------------------------------
+    def start_thinking(self, iteration: int) -> None:
+        self.thinking.start("Thinking" if iteration <= 1 else f"Thinking (step {iteration})")
+
+    def add_card(self, tool_name: str, args: object, iteration: int,
+                 call_id: str | None = None) -> ToolCard:
+        card = ToolCard(tool_name, args, iteration, call_id=call_id, parent=self)
+        self.cards.append(card)
+        self._insert(card)
+        self.thinking.start(f"Running {tool_name}")
+        return card
+
+    def find_card(self, tool_name: str, iteration: int, call_id: str | None) -> ToolCard | None:
+        for card in reversed(self.cards):
+            if card.status != "running":
+                continue
+            if call_id is not None and card.call_id == call_id:
+                return card
+            if call_id is None and card.tool_name == tool_name and card.iteration == iteration:
+                return card
+        return None
+
+    def add_interrupt(self, text: str) -> InterruptNote:
+        note = InterruptNote(text, self)
+        self.interrupts.append(note)
+        self._insert(note)
+        return note
+
+    def mark_interrupt_delivered(self, text: str) -> None:
+        for note in self.interrupts:
+            if not note.delivered and note.text.strip() in text:
+                note.mark_delivered()
+
+    def add_divider(self, text: str) -> Divider:
+        divider = Divider(text, self)
+        self.dividers.append(divider)
+        self._insert(divider)
+        return divider
+
+    def add_error(self, message: str) -> ErrorCard:
+        card = ErrorCard(message, self)
+        self.errors.append(card)
+        self._layout.insertWidget(self._layout.indexOf(self.footer), card)
+        return card
+
+    def begin_answer(self) -> None:
+        self.thinking.stop()
+        self.answer.start_stream()
+
+    def append_answer(self, delta: str) -> None:
+        if self.thinking.active:
+            self.thinking.stop()
+        self.answer.append(delta)
+
+    def end_answer(self) -> None:
+        if self.answer.streaming:
+            self.answer.finish_stream()
+
+    def finish(self, footer: str, answer: str) -> None:
+        """The run is over: show the footer; use ``answer`` if nothing was streamed."""
+        self.thinking.stop()
+        self.end_answer()
+        if not self.answer.text().strip() and answer.strip():
+            self.answer.set_markdown(answer)
+        self.footer.setText(footer)
+        self.footer.show()
+        self.actions.show()
+
+    def answer_text(self) -> str:
+        return self.answer.text()
+
+    def _copy(self) -> None:
+        from PySide6.QtGui import QGuiApplication
+
+        QGuiApplication.clipboard().setText(self.answer.text())
