@@ -71,7 +71,14 @@ class ConversationStore(ItemsMixin):
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """All statements inside commit together or not at all."""
+        """All statements inside commit together or not at all.
+
+        Nesting joins the outer transaction (an import wraps many ``add_message`` calls in
+        one), so an error anywhere rolls back the whole outer unit.
+        """
+        if self.conn.in_transaction:
+            yield self.conn
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn

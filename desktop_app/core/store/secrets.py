@@ -2,16 +2,24 @@
 
 Never falls back to a file: when no keyring backend exists (common on headless Linux) the
 caller gets ``KeyringUnavailableError`` saying so and pointing at the environment-variable route.
+File-based backends (``keyrings.alt``: plaintext or weakly encrypted files) are refused for
+storing keys, even when they are the active backend.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import keyring
 from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
 
 from desktop_app.core.errors import KeyringUnavailableError, SecretsError
+
+if TYPE_CHECKING:
+    from desktop_app.core.store.settings import Settings
 
 SERVICE = "desktop-app"
 
@@ -28,12 +36,45 @@ def keyring_available() -> bool:
     return not type(backend).__module__.startswith("keyring.backends.fail") and priority > 0
 
 
+def _backends(backend: object) -> list[object]:
+    """The backend and, for keyring's chainer, the backends it writes to."""
+    return [backend, *getattr(backend, "backends", [])]
+
+
+def _writes_files(backend: object) -> bool:
+    return any(type(b).__module__.startswith("keyrings.alt") for b in _backends(backend))
+
+
+def keyring_status() -> tuple[bool, str]:
+    """Whether keys can be stored, and a sentence for the Settings dialog saying so."""
+    backend = keyring.get_keyring()
+    name = type(backend).__name__
+    if _writes_files(backend):
+        return False, (f"The active keyring ({name}) keeps keys in a file; desktop-app will "
+                       f"not store keys there. {_NO_BACKEND_HINT}")
+    if not keyring_available():
+        return False, f"No OS keyring is available on this system. {_NO_BACKEND_HINT}"
+    return True, f"API keys are stored in the OS keyring ({name})."
+
+
+def env_var_for(ref: str) -> str:
+    """The environment variable suggested for a key: ``DESKTOP_APP_KEY_<REF>``."""
+    return "DESKTOP_APP_KEY_" + (re.sub(r"[^A-Za-z0-9]+", "_", ref).strip("_").upper() or "API")
+
+
 def set_api_key(ref: str, key: str) -> None:
+    """Store ``key`` under ``ref`` in the OS keyring; never anywhere else."""
+    if _writes_files(keyring.get_keyring()):
+        raise KeyringUnavailableError(
+            "The active keyring keeps keys in a plain file, so desktop-app will not store "
+            "the API key there.",
+            hint=f"{_NO_BACKEND_HINT} For this key, e.g. {env_var_for(ref)}.")
     try:
         keyring.set_password(SERVICE, ref, key)
     except NoKeyringError as exc:
-        raise KeyringUnavailableError("No OS keyring is available to store the API key.",
-                                      hint=_NO_BACKEND_HINT) from exc
+        raise KeyringUnavailableError(
+            "No OS keyring is available to store the API key.",
+            hint=f"{_NO_BACKEND_HINT} For this key, e.g. {env_var_for(ref)}.") from exc
     except KeyringError as exc:
         raise SecretsError(f"The keyring refused to store the key: {exc}",
                            hint="Unlock your keyring and try again.") from exc
@@ -62,3 +103,27 @@ def delete_api_key(ref: str) -> None:
         pass
     except NoKeyringError as exc:
         raise KeyringUnavailableError("No OS keyring is available.", hint=_NO_BACKEND_HINT) from exc
+
+
+def known_secrets(settings: Settings) -> list[str]:
+    """Every API key the configured endpoints use (to scrub them from exports and logs).
+
+    Keys that cannot be read (no keyring) are simply not listed: this must never fail.
+    """
+    found: list[str] = []
+    for endpoint in settings.endpoints:
+        try:
+            key = get_api_key(endpoint.api_key_ref, endpoint.api_key_env)
+        except SecretsError:
+            key = os.environ.get(endpoint.api_key_env or "") or None
+        if key:
+            found.append(key)
+    return found
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret (8+ characters) replaced by ``[REDACTED]``."""
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        if secret and len(secret) >= 8:
+            text = text.replace(secret, "[REDACTED]")
+    return text

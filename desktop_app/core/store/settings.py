@@ -2,18 +2,32 @@
 
 Secrets never live here: an endpoint names its key (``api_key_ref``), and the key itself is
 read from the OS keyring or an environment variable (see ``core/store/secrets.py``).
+
+Loading never stops the app from starting. ``load_settings_safe()`` returns the settings
+and a warning for the user: an older file is migrated (``settings_migrations.py``) and
+rewritten; a file that is not JSON is moved aside as ``settings.json.bad-<timestamp>`` and
+defaults are used; a file with wrong values keeps every valid part, resets the invalid ones
+and is rewritten, the original kept as ``settings.json.bad-<timestamp>``. ``load_settings()``
+does the same and logs the warning (``strict=True`` raises ``ConfigError`` instead, for
+callers that must not repair anything, such as a settings check).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import time
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from desktop_app.core import paths
-from desktop_app.core.errors import ConfigError
+from desktop_app.core.errors import ConfigError, SecretsError
+from desktop_app.core.store.settings_migrations import file_version, migrate_settings
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 BUNDLED_MODEL_NAME = "qwen2.5-coder-0.5b"
@@ -101,23 +115,202 @@ def settings_path() -> Path:
     return paths.config_dir() / "settings.json"
 
 
-def load_settings(path: Path | None = None) -> Settings:
-    """Read settings; a missing file means defaults."""
+def load_settings(path: Path | None = None, *, strict: bool = False) -> Settings:
+    """Read settings; a missing file means defaults.
+
+    By default a damaged or outdated file is repaired as ``load_settings_safe`` describes
+    and the warning is logged, so the app always starts. ``strict=True`` changes nothing on
+    disk and raises ``ConfigError`` for a file that is not valid as it stands.
+    """
     path = path or settings_path()
-    if not path.exists():
-        return Settings()
+    if strict:
+        if not path.exists():
+            return Settings()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and file_version(data) < SCHEMA_VERSION:
+                data, _ = migrate_settings(data, SCHEMA_VERSION)
+            return Settings.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"The settings file {path} has invalid values: "
+                              f"{describe_validation_error(exc)}",
+                              hint="Fix or delete it to start from defaults.") from exc
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"The settings file {path} could not be read: {exc}",
+                              hint="Fix or delete it to start from defaults.") from exc
+    settings, warning = load_settings_safe(path)
+    if warning:
+        log.warning("%s", warning)
+    return settings
+
+
+def load_settings_safe(path: Path | None = None) -> tuple[Settings, str | None]:
+    """The settings and a message for the user (None when all was well). Never raises."""
+    path = path or settings_path()
     try:
-        return Settings.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, ValidationError) as exc:
-        raise ConfigError(f"The settings file {path} could not be read: {exc}",
-                          hint="Fix or delete it to start from defaults.") from exc
+        if not path.exists():
+            return Settings(), None
+        raw_text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return Settings(), (f"The settings file {path} could not be read ({exc}); using "
+                            "defaults for now.")
+    try:
+        data = json.loads(raw_text)
+    except ValueError as exc:
+        backup = _move_aside(path, "bad")
+        return Settings(), (f"The settings file {path} is not valid JSON ({exc.args[0]}). "
+                            f"Starting from default settings; the damaged file was kept as "
+                            f"{backup.name}.")
+    if not isinstance(data, dict):
+        backup = _move_aside(path, "bad")
+        return Settings(), (f"The settings file {path} does not hold a settings object. "
+                            f"Starting from default settings; the file was kept as "
+                            f"{backup.name}.")
+    notes: list[str] = []
+    version = file_version(data)
+    changed = False
+    if version > SCHEMA_VERSION:
+        notes.append(f"The settings file was written by a newer desktop-app (schema "
+                     f"{version}); settings this version does not know are ignored.")
+    elif version < SCHEMA_VERSION:
+        data, ctx = migrate_settings(data, SCHEMA_VERSION)
+        notes += ctx.notes
+        notes += _store_migrated_secrets(data, ctx.secrets)
+        backup = _write_backup(path, f"v{version}", _without_secrets(raw_text, ctx.secrets))
+        notes.append(f"Settings were upgraded from schema {version} to {SCHEMA_VERSION} "
+                     f"(the old file is kept as {backup.name}).")
+        changed = True
+    settings, problems = _validate_salvaging(data)
+    if problems:
+        backup = _write_backup(path, "bad", raw_text)
+        notes.append(f"Some settings in {path} were invalid and were reset to their defaults: "
+                     f"{'; '.join(problems)}. Everything else was kept; the original file "
+                     f"is kept as {backup.name}.")
+        changed = True
+    if changed:
+        try:
+            save_settings(settings, path)
+        except OSError as exc:
+            notes.append(f"The repaired settings could not be saved ({exc}).")
+    return settings, " ".join(notes) or None
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
     """Write settings atomically (a crash never leaves a half-written file)."""
     path = path or settings_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(settings.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
+    _atomic_write(path, settings.model_dump_json(indent=2))
     return path
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """Field paths and reasons, without the offending values (they might be keys)."""
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+                     for err in exc.errors(include_input=False, include_url=False))
+
+
+# --- repair helpers --------------------------------------------------------------------------
+
+def _validate_salvaging(data: dict[str, Any]) -> tuple[Settings, list[str]]:
+    """Validate; on errors drop the smallest invalid part (a key or list item) and retry."""
+    problems: list[str] = []
+    for _ in range(100):
+        try:
+            return Settings.model_validate(data), problems
+        except ValidationError as exc:
+            err = exc.errors(include_input=False, include_url=False)[0]
+            target = list(err["loc"])
+            if err["type"] == "missing":
+                # A required field is missing: drop the entry that needs it, i.e. the
+                # nearest enclosing list item (one broken endpoint must not take the other
+                # endpoints with it), else the whole top-level section.
+                target = target[:-1]
+                list_cut = max((i for i, p in enumerate(target) if isinstance(p, int)),
+                               default=None)
+                target = target[:list_cut + 1] if list_cut is not None else target[:1]
+            # Otherwise drop just the invalid value: its default takes its place.
+            where = ".".join(str(p) for p in target) or "(all settings)"
+            problems.append(f"{where} ({err['msg']})")
+            if not target or not _delete_path(data, target):
+                return Settings(), problems
+    return Settings(), problems
+
+
+def _delete_path(data: Any, loc: list[Any]) -> bool:
+    parent = data
+    for part in loc[:-1]:
+        try:
+            parent = parent[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    try:
+        del parent[loc[-1]]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
+def _store_migrated_secrets(data: dict[str, Any], secrets: dict[str, str]) -> list[str]:
+    """Move plaintext keys from an old file into the keyring (or point at an env variable)."""
+    from desktop_app.core.store.secrets import env_var_for, set_api_key
+
+    notes = []
+    for ref, key in secrets.items():
+        try:
+            set_api_key(ref, key)
+            notes.append(f"The API key '{ref}' was moved from the settings file into the "
+                         "OS keyring.")
+        except SecretsError:
+            var = env_var_for(ref)
+            for endpoint in data.get("endpoints") or []:
+                if isinstance(endpoint, dict) and endpoint.get("api_key_ref") == ref:
+                    endpoint["api_key_env"] = var
+            notes.append(f"The API key '{ref}' was removed from the settings file, but no OS "
+                         f"keyring is available to keep it: set the environment variable "
+                         f"{var} to the key.")
+    return notes
+
+
+def _without_secrets(text: str, secrets: dict[str, str]) -> str:
+    for key in secrets.values():
+        if key:
+            text = text.replace(key, "[moved to the keyring]")
+    return text
+
+
+def _stamp() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+def _free_name(path: Path, tag: str) -> Path:
+    candidate = path.with_name(f"{path.name}.{tag}-{_stamp()}")
+    n = 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{tag}-{_stamp()}-{n}")
+    return candidate
+
+
+def _move_aside(path: Path, tag: str) -> Path:
+    backup = _free_name(path, tag)
+    path.replace(backup)
+    return backup
+
+
+def _write_backup(path: Path, tag: str, text: str) -> Path:
+    backup = _free_name(path, tag)
+    _atomic_write(backup, text)
+    return backup
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write to a temporary file, flush it to disk, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
