@@ -1,0 +1,128 @@
+"""JSON mode (``_run_json``): tools described in the system prompt, one JSON action per reply.
+
+The model answers ``{"type": "tool_call", "tool", "args", "reasoning"}`` or
+``{"type": "final_answer", "answer", "reasoning"}``. Output that is not such JSON becomes the
+parse-error sentinel: a final answer whose reasoning is ``UNPARSED_REASONING``. The loop
+answers the sentinel with one reformat request; if the next reply fails too, its raw text
+is the answer (SPEC §4). Interrupts are drained right after every assistant message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
+from desktop_app.core.agent.prompts import REFORMAT_INSTRUCTION, UNPARSED_REASONING, json_observation
+from desktop_app.core.agent.state import RunState
+from desktop_app.core.llm.json_extract import extract_json
+from desktop_app.core.llm.types import ChatMessage
+
+_TOOL_KEYS = ("tool", "tool_name", "name", "action")
+_ARG_KEYS = ("args", "arguments", "tool_args", "parameters", "action_input", "input")
+_FINAL_TYPES = {"final_answer", "final", "answer", "finish"}
+_TOOL_TYPES = {"tool_call", "tool", "action", "function_call"}
+
+
+@dataclass(slots=True)
+class Action:
+    """One parsed JSON-mode reply."""
+
+    kind: Literal["tool_call", "final_answer"]
+    tool: str = ""
+    args: Any = None
+    answer: str = ""
+    reasoning: str = ""
+
+    @property
+    def unparsed(self) -> bool:
+        """True for the parse-error sentinel."""
+        return self.kind == "final_answer" and self.reasoning == UNPARSED_REASONING
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def parse_action(content: str, reasoning_content: str | None = None) -> Action:
+    """The action in ``content``; the sentinel when there is none.
+
+    Small models drift from the format, so common variants are accepted (``tool_name``,
+    ``arguments``, a missing ``type``). ``reasoning_content`` fills an empty ``reasoning``.
+    """
+    data = extract_json(content)
+    fallback_reasoning = (reasoning_content or "").strip()
+    if data is None:
+        return Action(kind="final_answer", answer=content.strip(), reasoning=UNPARSED_REASONING)
+    reasoning = _text(data.get("reasoning") or data.get("thought")).strip() or fallback_reasoning
+    kind = str(data.get("type", "")).strip().lower()
+    tool = next((data[k] for k in _TOOL_KEYS if isinstance(data.get(k), str) and data[k]), "")
+    if tool.strip().lower() in _FINAL_TYPES:  # LangChain style {"action": "final_answer", ...}
+        answer = next((data[k] for k in _ARG_KEYS if k in data), data.get("answer"))
+        if answer is not None:
+            return Action(kind="final_answer", answer=_text(answer), reasoning=reasoning)
+    elif kind in _TOOL_TYPES or (not kind and tool and "answer" not in data):
+        if tool:
+            args = next((data[k] for k in _ARG_KEYS if k in data), None)
+            return Action(kind="tool_call", tool=tool.strip(), args=args, reasoning=reasoning)
+    elif kind in _FINAL_TYPES or (not kind and "answer" in data):
+        answer = data.get("answer", data.get("final_answer", data.get("content")))
+        if answer is not None:
+            return Action(kind="final_answer", answer=_text(answer), reasoning=reasoning)
+    return Action(kind="final_answer", answer=content.strip(), reasoning=UNPARSED_REASONING)
+
+
+async def run_json(state: RunState) -> None:
+    """The JSON-mode tool loop; fills ``state`` (answer, steps, stop reason)."""
+    assert state.executor is not None
+    reformat_pending = False  # the previous reply was the sentinel and we asked to reformat
+    last_unparsed: str | None = None
+    for iteration in range(1, state.max_iterations + 1):
+        await state.enforce_budget()
+        state.iterations = iteration
+        await state.emit(ThinkingStart(iteration=iteration))
+        reply = (await state.chat()).message
+        content = reply.content or ""
+        action = parse_action(content, reply.reasoning_content)
+        state.messages.append(ChatMessage.assistant(content,
+                                                    reasoning_content=reply.reasoning_content))
+        await state.emit(ThinkingDone(iteration=iteration, reasoning=action.reasoning))
+        injected = state.drain_interrupts()  # right after the assistant message (SPEC §5)
+
+        if action.kind == "final_answer":
+            if action.unparsed:
+                last_unparsed = action.answer or (reply.reasoning_content or "").strip()
+            else:
+                last_unparsed = None
+            if injected:
+                # A pending final answer is suppressed: the user said more; keep going.
+                await state.inject(injected)
+                reformat_pending = False
+                continue
+            if action.unparsed and not reformat_pending:
+                state.messages.append(ChatMessage.user(REFORMAT_INSTRUCTION))
+                reformat_pending = True
+                continue
+            state.answer = action.answer if not action.unparsed else (last_unparsed or "")
+            state.stop_reason = "unparsed_answer" if action.unparsed else "final_answer"
+            await state.emit(AnswerSignal())
+            return
+
+        reformat_pending = False
+        last_unparsed = None
+        step = await state.executor.execute(action.tool, action.args, iteration=iteration)
+        state.steps.append(step)
+        state.messages.append(ChatMessage.user(
+            json_observation(step.tool, step.observation, step.error)))
+        # Drained above; the message goes after the observation so action and observation
+        # stay adjacent and the user's words are the last thing the model reads.
+        await state.inject(injected)
+
+    if last_unparsed:
+        # The loop ran out while the model kept answering in prose: its text is the answer.
+        state.answer, state.stop_reason = last_unparsed, "unparsed_answer"
+    else:
+        state.stop_reason = "max_iterations"

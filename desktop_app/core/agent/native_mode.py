@@ -1,0 +1,74 @@
+"""Native mode (``_run_native``): tools through the provider's ``tools`` parameter.
+
+One reply may request several tool calls; they run in parallel (``asyncio.gather``) and
+their ``tool`` messages are appended in request order directly after the assistant message
+that asked for them — the OpenAI protocol rejects anything in between. Interrupts are
+therefore drained only after all tool messages are in (SPEC §5). A reply without tool calls
+is the final answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
+from desktop_app.core.agent.prompts import native_observation
+from desktop_app.core.agent.result import StepRecord
+from desktop_app.core.agent.state import RunState
+from desktop_app.core.llm.types import ChatMessage, ToolCall
+
+
+def _normalise_calls(calls: list[ToolCall], iteration: int) -> list[ToolCall]:
+    """Give every call a unique id: some local servers send empty or repeated ids, and a
+    ``tool`` message must name exactly one call."""
+    seen: set[str] = set()
+    out = []
+    for index, call in enumerate(calls):
+        call_id = call.id
+        if not call_id or call_id in seen:
+            call_id = f"call_{iteration}_{index}"
+        seen.add(call_id)
+        out.append(call if call_id == call.id else call.model_copy(update={"id": call_id}))
+    return out
+
+
+async def run_native(state: RunState) -> None:
+    """The native-mode tool loop; fills ``state`` (answer, steps, stop reason)."""
+    assert state.executor is not None
+    specs = state.registry.specs() or None
+    for iteration in range(1, state.max_iterations + 1):
+        await state.enforce_budget(specs)
+        state.iterations = iteration
+        await state.emit(ThinkingStart(iteration=iteration))
+        reply = (await state.chat(tools=specs)).message
+        calls = _normalise_calls(list(reply.tool_calls), iteration)
+        state.messages.append(ChatMessage.assistant(
+            reply.content or "", tool_calls=calls, reasoning_content=reply.reasoning_content))
+        # With tool calls, text next to them is the model's reasoning; without, it is the answer.
+        reasoning = (reply.reasoning_content or "").strip()
+        if calls and not reasoning:
+            reasoning = (reply.content or "").strip()
+        await state.emit(ThinkingDone(iteration=iteration, reasoning=reasoning))
+
+        if not calls:
+            injected = state.drain_interrupts()
+            if injected:
+                await state.inject(injected)  # suppress the pending answer, keep going
+                continue
+            state.answer = (reply.content or "").strip() or (reply.reasoning_content or "").strip()
+            state.stop_reason = "final_answer"
+            await state.emit(AnswerSignal())
+            return
+
+        steps: list[StepRecord] = await asyncio.gather(*(
+            state.executor.execute(call.name, call.arguments, iteration=iteration,
+                                   call_id=call.id)
+            for call in calls))
+        # gather keeps request order; one failing call is just its own error observation.
+        for call, step in zip(calls, steps, strict=True):
+            state.steps.append(step)
+            state.messages.append(ChatMessage.tool(native_observation(step.observation, step.error),
+                                                   tool_call_id=call.id, name=call.name))
+        await state.inject(state.drain_interrupts())  # only after every tool message
+
+    state.stop_reason = "max_iterations"

@@ -1,0 +1,139 @@
+"""Prompt text of the tool loop and the synthesis phase, and how observations are worded."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from desktop_app.core.llm.types import ChatMessage
+from desktop_app.core.tools.base import Artifact, ToolRegistry
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant running privately on the user's computer. Be accurate and "
+    "concise. Use tools when they give a more reliable answer than memory (arithmetic, the "
+    "current date and time, files); never invent tool results."
+)
+
+JSON_MODE_INSTRUCTIONS = """\
+You work in steps. Reply with exactly ONE JSON object and nothing else: no prose, no code fences.
+
+To call a tool:
+{{"type": "tool_call", "tool": "<tool name>", "args": {{<arguments>}}, "reasoning": "<one short sentence>"}}
+
+When you can answer the user:
+{{"type": "final_answer", "answer": "<the answer>", "reasoning": "<one short sentence>"}}
+
+Call one tool per reply. Its result comes back as an "Observation" message; then reply with
+the next JSON object. Only use the tools listed here, with arguments matching their schema.
+
+{tools}"""
+
+NATIVE_MODE_INSTRUCTIONS = (
+    "Call the provided tools when they help; you may call several independent tools at once. "
+    "When you have everything you need, reply with the answer as plain text."
+)
+
+#: Sent after output that was not the JSON the loop needs (SPEC §4, parse-error sentinel).
+REFORMAT_INSTRUCTION = (
+    "Your previous response could not be parsed as valid JSON. Reply again with exactly one "
+    'JSON object: {"type": "tool_call", "tool": ..., "args": {...}, "reasoning": ...} or '
+    '{"type": "final_answer", "answer": ..., "reasoning": ...}. No prose, no code fences.'
+)
+
+NEXT_ACTION_REMINDER = "Reply with your next JSON object (tool_call or final_answer)."
+
+#: Marker for the parse-error sentinel in ``Action.reasoning``.
+UNPARSED_REASONING = "(could not parse LLM output as JSON)"
+
+ARTIFACT_SUMMARY = ("[Artifact generated: {name}] The content is rendered as a preview in the "
+                    "UI; do not repeat its source in your answer.")
+
+
+def tool_catalog_for_json(registry: ToolRegistry) -> str:
+    """The tool list for the JSON-mode system prompt: name, description, argument schema."""
+    if not len(registry):
+        return 'No tools are available: reply with a "final_answer" object.'
+    lines = ["Available tools:"]
+    for tool in registry:
+        schema = json.dumps(tool.parameters, ensure_ascii=False, separators=(",", ":"))
+        lines.append(f"- {tool.name}: {tool.description}\n  args schema: {schema}")
+    return "\n".join(lines)
+
+
+def json_system_prompt(base: str, registry: ToolRegistry) -> str:
+    return f"{base}\n\n{JSON_MODE_INSTRUCTIONS.format(tools=tool_catalog_for_json(registry))}"
+
+
+def native_system_prompt(base: str) -> str:
+    return f"{base}\n\n{NATIVE_MODE_INSTRUCTIONS}"
+
+
+def artifact_summary(artifacts: Sequence[Artifact]) -> str:
+    """What the LLM sees instead of artifact sources."""
+    lines = []
+    for artifact in artifacts:
+        if artifact.is_rich:
+            lines.append(ARTIFACT_SUMMARY.format(name=artifact.name))
+        else:
+            lines.append(f"[Artifact generated: {artifact.name} ({artifact.mime_type}, "
+                         f"{len(artifact.content)} characters)]")
+    return "\n".join(lines)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with a visible marker."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… [cut: {len(text) - limit} more characters]"
+
+
+def format_args(args: Any, limit: int = 500) -> str:
+    try:
+        text = json.dumps(args, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(args)
+    return cut(text, limit)
+
+
+def json_observation(tool: str, observation: str, error: str | None) -> str:
+    """The user message carrying a tool result in JSON mode."""
+    if error:
+        body = f"Observation from {tool}: ERROR: {error}"
+        if observation:
+            body += f"\n{observation}"
+    else:
+        body = f"Observation from {tool}:\n{observation or '(no output)'}"
+    return f"{body}\n\n{NEXT_ACTION_REMINDER}"
+
+
+def native_observation(observation: str, error: str | None) -> str:
+    """The ``tool`` message content in native mode."""
+    if error:
+        return f"ERROR: {error}" + (f"\n{observation}" if observation else "")
+    return observation or "(no output)"
+
+
+def history_for_json(history: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """Earlier turns rewritten without native tool messages (a JSON-mode model gets no
+    ``tools`` parameter, and many chat templates reject ``tool`` messages without it)."""
+    out: list[ChatMessage] = []
+    for message in history:
+        if message.role == "tool":
+            out.append(ChatMessage.user(f"Observation from {message.name or 'tool'}:\n"
+                                        f"{message.content}", pinned=message.pinned))
+        elif message.role == "assistant" and message.tool_calls:
+            calls = [{"type": "tool_call", "tool": c.name, "args": _loads_or_raw(c.arguments)}
+                     for c in message.tool_calls]
+            text = "\n".join(json.dumps(c, ensure_ascii=False) for c in calls)
+            out.append(ChatMessage.assistant(f"{message.content}\n{text}".strip()))
+        else:
+            out.append(message)
+    return out
+
+
+def _loads_or_raw(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

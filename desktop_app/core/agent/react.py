@@ -1,0 +1,189 @@
+"""``ReActAgent``: the two-phase engine (SPEC §4).
+
+Phase 1, ``run()``: a tool loop of non-streaming ``chat()`` calls, in JSON mode or native
+mode, producing an ``AgentResult``. Phase 2, ``stream_answer()``: one streaming call that
+turns the trace into the user-facing answer. The LLM is bound at construction and used for
+every call of a run; another model means another agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from desktop_app.core.agent.events import Phase
+from desktop_app.core.agent.guard import ContextGuardLike
+from desktop_app.core.agent.interrupts import InterruptQueue
+from desktop_app.core.agent.json_mode import Action, parse_action, run_json
+from desktop_app.core.agent.native_mode import run_native
+from desktop_app.core.agent.prompts import (
+    DEFAULT_SYSTEM_PROMPT,
+    history_for_json,
+    json_system_prompt,
+    native_system_prompt,
+)
+from desktop_app.core.agent.result import AgentResult, attach_partial_result
+from desktop_app.core.agent.selection import (
+    _TOOL_SELECTION_MAX,
+    TOOL_SELECTION_THRESHOLD,
+    select_tools,
+)
+from desktop_app.core.agent.state import EventSink, RunState
+from desktop_app.core.agent.synthesis import (
+    SYNTHESIS_SYSTEM_PROMPT,
+    max_iterations_summary,
+    synthesis_messages,
+)
+from desktop_app.core.agent.tool_exec import Confirmer, ToolExecutor
+from desktop_app.core.llm.base import LLM
+from desktop_app.core.llm.types import ChatMessage
+from desktop_app.core.tools.base import Tool, ToolRegistry
+
+
+class ReActAgent:
+    """A tool-using agent bound to one LLM.
+
+    ``confirm(tool_name, args) -> bool`` is awaited before any tool with ``read_only = False``
+    runs; a denial becomes an error observation. ``context_guard`` keeps every loop call
+    inside the model's context window.
+    """
+
+    def __init__(
+        self,
+        llm: LLM,
+        tools: ToolRegistry | Sequence[Tool] | None = None,
+        *,
+        system_prompt: str | None = None,
+        max_iterations: int = 50,
+        use_native_tools: bool = True,
+        context_guard: ContextGuardLike | None = None,
+        confirm: Confirmer | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        synthesis_max_tokens: int | None = None,
+        tool_selection: bool = True,
+        selection_threshold: int = TOOL_SELECTION_THRESHOLD,
+        max_observation_chars: int = 16_000,
+        synthesis_system_prompt: str = SYNTHESIS_SYSTEM_PROMPT,
+    ) -> None:
+        if max_iterations < 1:
+            raise ValueError("max_iterations must be at least 1")
+        self._llm = llm
+        self._tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or ())
+        self._system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
+        self.max_iterations = max_iterations
+        self.use_native_tools = use_native_tools
+        self.context_guard = context_guard
+        self.confirm = confirm
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.synthesis_max_tokens = synthesis_max_tokens
+        self.tool_selection = tool_selection
+        self.selection_threshold = selection_threshold
+        self.max_observation_chars = max_observation_chars
+        self.synthesis_system_prompt = synthesis_system_prompt
+
+    @property
+    def llm(self) -> LLM:
+        return self._llm
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self._tools
+
+    @property
+    def _native_mode_active(self) -> bool:
+        """Native function calling only if wanted and the model can do it; else JSON mode."""
+        return bool(self.use_native_tools and self._llm.abilities.get("tool_call"))
+
+    @property
+    def mode(self) -> str:
+        return "native" if self._native_mode_active else "json"
+
+    # --- phase 1 ---------------------------------------------------------------------------
+    async def run(self, query: str, *, history: Sequence[ChatMessage] = (),
+                  interrupt_queue: InterruptQueue | None = None,
+                  on_event: EventSink | None = None) -> AgentResult:
+        """The tool loop for ``query`` after ``history``; returns the trace and brief answer.
+
+        Tool failures become observations. LLM errors propagate (with the partial result
+        attached, see ``result.partial_result``) so the caller can report them.
+        """
+        native = self._native_mode_active
+        state = RunState(llm=self._llm, query=query, messages=[], registry=self._tools,
+                         mode="native" if native else "json", max_iterations=self.max_iterations,
+                         sink=on_event, interrupt_queue=interrupt_queue,
+                         guard=self.context_guard, temperature=self.temperature,
+                         max_tokens=self.max_tokens)
+        try:
+            await self._select(state)
+            state.executor = ToolExecutor(state.registry, state.emit, confirm=self.confirm,
+                                          max_observation_chars=self.max_observation_chars)
+            state.messages = self._initial_messages(query, history, state.registry, native)
+            if native:
+                await self._run_native(state)
+            else:
+                await self._run_json(state)
+            if state.stop_reason == "max_iterations":
+                state.answer = max_iterations_summary(state.steps, self.max_iterations)
+        except BaseException as exc:  # includes cancellation: report how far we got
+            attach_partial_result(exc, state.to_result())
+            raise
+        return state.to_result()
+
+    async def _select(self, state: RunState) -> None:
+        if not (self.tool_selection and len(self._tools) > self.selection_threshold):
+            return
+        await state.emit(Phase(phase="selecting_tools", total_tools=len(self._tools)))
+        outcome = await select_tools(self._llm, self._tools, state.query,
+                                     limit=_TOOL_SELECTION_MAX, temperature=self.temperature)
+        state.usage = state.usage + outcome.usage
+        state.registry = outcome.registry
+        state.selected_tools = outcome.selected
+
+    def _initial_messages(self, query: str, history: Sequence[ChatMessage],
+                          registry: ToolRegistry, native: bool) -> list[ChatMessage]:
+        earlier = list(history)
+        if earlier and earlier[0].role == "system":
+            earlier = earlier[1:]  # this agent's own system prompt replaces an old one
+        if native:
+            system = native_system_prompt(self._system_prompt)
+        else:
+            system = json_system_prompt(self._system_prompt, registry)
+            earlier = history_for_json(earlier)
+        return [ChatMessage.system(system), *earlier, ChatMessage.user(query, pinned=True)]
+
+    async def _run_json(self, state: RunState) -> None:
+        await run_json(state)
+
+    async def _run_native(self, state: RunState) -> None:
+        await run_native(state)
+
+    @staticmethod
+    def _parse_action(content: str, reasoning_content: str | None = None) -> Action:
+        return parse_action(content, reasoning_content)
+
+    # --- phase 2 ---------------------------------------------------------------------------
+    async def stream_answer(self, query: str, result: AgentResult) -> AsyncIterator[str]:
+        """The final answer, token by token, from one ``stream_chat`` call over the trace.
+
+        When the stream finishes, its usage is added to ``result.usage``.
+        """
+        messages = synthesis_messages(query, result, self.synthesis_system_prompt)
+        usage = None
+        stream = self._llm.stream_chat(messages, temperature=self.temperature,
+                                       max_tokens=self.synthesis_max_tokens)
+        try:
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                if chunk.content:
+                    yield chunk.content
+        finally:
+            aclose: Any = getattr(stream, "aclose", None)
+            if aclose is not None:
+                # Close promptly so a local model stops generating when the consumer stops.
+                await aclose()
+        if usage is not None:
+            result.usage = result.usage + usage
+            result.synthesis_usage = usage

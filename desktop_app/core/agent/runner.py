@@ -1,0 +1,174 @@
+"""The run driver shared by the CLI and the UI: both phases, the full event sequence.
+
+``drive_run`` runs the tool loop, answers interrupts that arrived after it, streams the
+synthesis, and always ends with exactly one ``Done`` event (SPEC §8):
+
+* synthesis fails or yields nothing → ``result.answer`` is used; text that was already
+  streamed is not sent again;
+* the LLM raises → ``ErrorEvent`` with the actionable message, then ``Done(error=...)``;
+* the run is cancelled → ``Done(cancelled=True)``, then ``CancelledError`` is re-raised.
+
+``Done.answer`` always equals the concatenation of the ``AnswerDelta`` contents emitted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+from desktop_app.core.agent.events import (
+    AnswerDelta,
+    AnswerDone,
+    AnswerStart,
+    Done,
+    ErrorEvent,
+    Event,
+    Inject,
+)
+from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
+from desktop_app.core.agent.react import ReActAgent
+from desktop_app.core.agent.result import AgentResult, partial_result
+from desktop_app.core.errors import DesktopAppError
+from desktop_app.core.llm.types import ChatMessage, Usage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunOutcome:
+    """How a driven run ended. ``done`` is the final event that was emitted."""
+
+    answer: str
+    result: AgentResult | None
+    done: Done
+    error: str | None = None
+    cancelled: bool = False
+    synthesis_failed: bool = False
+
+    @property
+    def usage(self) -> Usage:
+        return self.done.usage
+
+    @property
+    def iterations(self) -> int:
+        return self.done.iterations
+
+
+def error_message(exc: BaseException) -> str:
+    """A message a person can act on (project errors carry their own hint)."""
+    if isinstance(exc, DesktopAppError):
+        return str(exc)
+    return (f"Unexpected error: {type(exc).__name__}: {exc}. This is a bug in desktop-app; "
+            "please report it with the steps that led here.")
+
+
+def _fallback_text(answer: str, streamed: str) -> str:
+    """What to add after a failed synthesis, never repeating what was already streamed."""
+    if not streamed:
+        return answer
+    if answer.startswith(streamed):
+        return answer[len(streamed):]
+    if not answer or answer in streamed:
+        return ""
+    return f"\n\n{answer}"
+
+
+async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], Any],
+                    history: Sequence[ChatMessage] = (),
+                    interrupt_queue: InterruptQueue | None = None) -> RunOutcome:
+    """Run both phases of ``agent`` for ``query``, emitting every event; never raises except
+    ``CancelledError`` (after emitting ``Done(cancelled=True)``)."""
+
+    async def send(event: Event) -> None:
+        outcome = emit(event)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+    started = time.perf_counter()
+    deltas: list[str] = []
+    result: AgentResult | None = None
+
+    def finish(**extra: Any) -> Done:
+        source = result
+        if source is None and "exc" in extra:
+            source = partial_result(extra["exc"])
+        extra.pop("exc", None)
+        return Done(answer="".join(deltas), iterations=source.iterations if source else 0,
+                    usage=source.usage if source else Usage(),
+                    elapsed=round(time.perf_counter() - started, 4),
+                    model=agent.llm.model_id, **extra)
+
+    try:
+        result = await agent.run(query, history=history, interrupt_queue=interrupt_queue,
+                                 on_event=send)
+        late = interrupt_queue.drain() if interrupt_queue is not None else []
+        if late:
+            # Arrived after the loop's last drain but before synthesis: answer them now.
+            result.interrupts.extend(late)
+            result.messages.append(interrupt_message(late))
+            for text in late:
+                await send(Inject(content=text))
+
+        await send(AnswerStart())
+        synthesis_error: BaseException | None = None
+        try:
+            async for delta in agent.stream_answer(query, result):
+                deltas.append(delta)
+                await send(AnswerDelta(content=delta))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # synthesis is UX, not correctness: fall back once
+            synthesis_error = exc
+            log.warning("synthesis failed, falling back to the loop's answer: %s", exc)
+        failed = synthesis_error is not None or not "".join(deltas).strip()
+        if synthesis_error is not None:
+            await send(ErrorEvent(
+                message=f"Writing the final answer failed ({error_message(synthesis_error)}); "
+                        "showing the agent's brief answer instead.",
+                kind="synthesis"))
+        if failed:
+            extra = _fallback_text(result.answer, "".join(deltas))
+            if extra:
+                deltas.append(extra)
+                await send(AnswerDelta(content=extra))
+        await send(AnswerDone())
+        done = finish()
+        await send(done)
+        return RunOutcome(answer=done.answer, result=result, done=done, synthesis_failed=failed)
+    except asyncio.CancelledError as exc:
+        done = finish(cancelled=True, exc=exc)
+        await send(done)
+        raise
+    except Exception as exc:
+        message = error_message(exc)
+        if not isinstance(exc, DesktopAppError):
+            log.exception("run failed")
+        await send(ErrorEvent(message=message, kind=type(exc).__name__))
+        done = finish(error=message, exc=exc)
+        await send(done)
+        return RunOutcome(answer=done.answer, result=result or partial_result(exc), done=done,
+                          error=message)
+
+
+async def iter_run(agent: ReActAgent, query: str, *, history: Sequence[ChatMessage] = (),
+                   interrupt_queue: InterruptQueue | None = None) -> AsyncIterator[Event]:
+    """The events of ``drive_run`` as an async iterator; closing it early cancels the run."""
+    queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    task = asyncio.create_task(drive_run(agent, query, emit=queue.put_nowait, history=history,
+                                         interrupt_queue=interrupt_queue))
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while (event := await queue.get()) is not None:
+            yield event
+        await task
+    finally:
+        if not task.done():
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task

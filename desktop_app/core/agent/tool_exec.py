@@ -1,0 +1,142 @@
+"""Running one tool call safely: decode and validate arguments, confirm, run, observe.
+
+Nothing here raises for a bad call. Unknown tools, arguments that are a string, a list or
+broken JSON, schema violations, a declined confirmation and exceptions inside the tool all
+become a ``StepRecord`` with ``error`` set, which the loop shows the model as an observation
+so it can correct itself next iteration (SPEC §4). Only cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from desktop_app.core.agent.events import Event, IterationDone, IterationStart
+from desktop_app.core.agent.prompts import artifact_summary, cut
+from desktop_app.core.agent.result import StepRecord
+from desktop_app.core.errors import DesktopAppError, ToolError
+from desktop_app.core.llm.json_extract import loads_lenient
+from desktop_app.core.tools.base import Tool, ToolRegistry, ToolResult
+
+#: ``confirm(tool_name, args) -> bool``: asked before a tool with ``read_only = False`` runs.
+Confirmer = Callable[[str, dict[str, Any]], Awaitable[bool]]
+Emit = Callable[[Event], Awaitable[None]]
+
+
+class BadArguments(ValueError):
+    """The model's arguments are not a JSON object."""
+
+
+def decode_args(raw: Any) -> dict[str, Any]:
+    """The arguments as a dict, from a dict, a JSON text (even double-encoded) or None."""
+    value = raw
+    for _ in range(2):  # a JSON object encoded as a JSON string is unwrapped once
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, str):
+            if not value.strip():
+                return {}
+            try:
+                value = loads_lenient(value)
+            except ValueError as exc:
+                raise BadArguments(f"the arguments are not valid JSON ({exc}): "
+                                   f"{cut(raw if isinstance(raw, str) else str(raw), 200)}") from None
+            continue
+        break
+    kind = {list: "a list", str: "a string", int: "a number", float: "a number",
+            bool: "a boolean"}.get(type(value), type(value).__name__)
+    raise BadArguments(f"the arguments must be a JSON object, got {kind}: {cut(repr(value), 200)}")
+
+
+class ToolExecutor:
+    """Runs tool calls for one run; emits ``IterationStart``/``IterationDone`` around each."""
+
+    def __init__(self, registry: ToolRegistry, emit: Emit, *, confirm: Confirmer | None = None,
+                 max_observation_chars: int = 16_000) -> None:
+        self.registry = registry
+        self._emit = emit
+        self._confirm = confirm
+        self._max_chars = max_observation_chars
+        # Parallel native calls may each need confirmation: ask one question at a time.
+        self._confirm_lock = asyncio.Lock()
+
+    async def execute(self, name: str, raw_args: Any, *, iteration: int,
+                      call_id: str | None = None) -> StepRecord:
+        """Run one call; the returned step's ``error`` is set when anything went wrong."""
+        started = time.perf_counter()
+        shown_args = raw_args
+        try:
+            args = decode_args(raw_args)
+            shown_args = args
+        except BadArguments as exc:
+            args = None
+            arg_error: str | None = f"Invalid arguments for '{name}': {exc}."
+        else:
+            arg_error = None
+        await self._emit(IterationStart(iteration=iteration, tool_name=name,
+                                        tool_args=shown_args, call_id=call_id))
+        result = await self._run(name, args, arg_error)
+        observation = cut(result.text, self._max_chars)
+        if result.artifacts:
+            summary = artifact_summary(result.artifacts)
+            observation = f"{observation}\n{summary}" if observation else summary
+        step = StepRecord(tool=name, args=shown_args, observation=observation, error=result.error,
+                          elapsed=time.perf_counter() - started, artifacts=list(result.artifacts),
+                          iteration=iteration, call_id=call_id)
+        await self._emit(IterationDone(iteration=iteration, tool_name=name,
+                                       observation=observation, error=result.error,
+                                       iter_elapsed=step.elapsed, call_id=call_id,
+                                       artifacts=step.artifacts))
+        return step
+
+    async def _run(self, name: str, args: dict[str, Any] | None,
+                   arg_error: str | None) -> ToolResult:
+        try:
+            tool = self.registry.get(name)
+        except ToolError as exc:
+            return ToolResult.failure(str(exc))
+        if arg_error is not None or args is None:
+            return ToolResult.failure(f"{arg_error} Expected: {_schema_hint(tool)}")
+        try:
+            args = tool.validate(args)
+        except ToolError as exc:
+            return ToolResult.failure(exc.message + f" Expected: {_schema_hint(tool)}")
+        if not tool.read_only and self._confirm is not None:
+            declined = await self._ask(tool, args)
+            if declined is not None:
+                return ToolResult.failure(declined)
+        try:
+            result: Any = await tool.run(args)
+        except asyncio.CancelledError:
+            raise
+        except DesktopAppError as exc:
+            return ToolResult.failure(str(exc))
+        except Exception as exc:  # a tool bug must not end the run: the model sees it
+            return ToolResult.failure(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
+        if not isinstance(result, ToolResult):
+            result = ToolResult(text="" if result is None else str(result))
+        return result
+
+    async def _ask(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        """None when the user allowed the call, else the error text for the model."""
+        assert self._confirm is not None
+        async with self._confirm_lock:
+            try:
+                allowed = await self._confirm(tool.name, args)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                return f"Could not ask the user to confirm '{tool.name}' ({exc}); it did not run."
+        return None if allowed else f"The user declined to run {tool.name}."
+
+
+def _schema_hint(tool: Tool) -> str:
+    props = tool.parameters.get("properties", {})
+    required = set(tool.parameters.get("required", []))
+    parts = [f"{key}{'' if key in required else '?'}: {spec.get('type', 'any')}"
+             for key, spec in props.items() if isinstance(spec, dict)]
+    return "{" + ", ".join(parts) + "}"
