@@ -33,7 +33,7 @@ CASES = [
     ("No thinking here.", "No thinking here.", ""),
     ("<think>cut off by max_tok", "", "cut off by max_tok"),
     ("<think>cut off </thi", "", "cut off </thi"),
-    ("Use the <think> tag like <think>x</think>.", "Use the <think> tag like <think>x</think>.", ""),
+    ("Use <think> like <think>x</think>.", "Use <think> like <think>x</think>.", ""),
     ("<thinking is not the tag", "<thinking is not the tag", ""),
     ("<thi", "<thi", ""),
     ("   ", "   ", ""),

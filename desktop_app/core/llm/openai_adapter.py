@@ -62,7 +62,8 @@ class OpenAICompatibleLLM(LLM):
         self._max_tokens_key = "max_tokens"
 
     def __repr__(self) -> str:  # no key in reprs, logs or tracebacks
-        return f"OpenAICompatibleLLM(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
+        return (f"OpenAICompatibleLLM(name={self.name!r}, model={self.model!r}, "
+                f"base_url={self.base_url!r})")
 
     @property
     def model_id(self) -> str:
