@@ -1,0 +1,187 @@
+"""Asking the user before a tool changes something.
+
+The engine takes ``confirm: async (tool_name, args) -> bool`` and calls it before running any
+tool whose ``read_only`` is False; a denial becomes an error observation. This module
+supplies that callable in two flavours:
+
+* ``Confirmer`` — for the UI (or any event consumer): emits a ``Confirm`` event into the
+  run's event stream and waits until ``answer(request_id, allow, always)`` is called.
+* ``TerminalConfirmer`` — for the CLI: asks "y/n/a" on the terminal, and denies (saying
+  why) when stdin is not a terminal, so a piped or scripted run never hangs.
+
+"Always for this tool" is remembered in ``settings.tools.always_allow`` and saved, so the
+next run (and the next app start) does not ask again for that tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
+
+from desktop_app.core.agent.events import Confirm, Event
+from desktop_app.core.store.settings import Settings, load_settings, save_settings
+
+ConfirmFn = Callable[[str, dict[str, Any]], Awaitable[bool]]
+EmitFn = Callable[[Event], Any]
+
+
+class AlwaysAllowList:
+    """The tools the user allowed for good; persisted in settings when ``persist`` is set."""
+
+    def __init__(self, settings: Settings | None = None, *, persist: bool = True) -> None:
+        self._settings = settings
+        self._persist = persist and settings is not None
+        self._names: set[str] = set(settings.tools.always_allow) if settings else set()
+
+    def __contains__(self, tool_name: object) -> bool:
+        return tool_name in self._names
+
+    def add(self, tool_name: str) -> None:
+        if tool_name in self._names:
+            return
+        self._names.add(tool_name)
+        if self._settings is not None:
+            self._settings.tools.always_allow.append(tool_name)
+        if self._persist:
+            # Re-read before writing so a concurrent settings change is not overwritten.
+            stored = load_settings()
+            if tool_name not in stored.tools.always_allow:
+                stored.tools.always_allow.append(tool_name)
+                save_settings(stored)
+
+
+class Confirmer:
+    """Turns the engine's confirm callable into ``Confirm`` events answered by the UI.
+
+    ``emit`` receives each ``Confirm`` event (sync or async callable, e.g. the run's
+    ``on_event``). ``timeout`` (seconds, None = wait for ever) denies an unanswered request,
+    so a run never waits on a window that was closed.
+    """
+
+    def __init__(self, emit: EmitFn | None = None, *, settings: Settings | None = None,
+                 always: AlwaysAllowList | None = None, timeout: float | None = None) -> None:
+        self.emit = emit
+        self.always = always if always is not None else AlwaysAllowList(settings)
+        self.timeout = timeout
+        self._pending: dict[str, tuple[str, asyncio.Future[tuple[bool, bool]]]] = {}
+
+    @property
+    def pending(self) -> list[str]:
+        """Request ids still waiting for an answer."""
+        return list(self._pending)
+
+    async def __call__(self, tool_name: str, args: dict[str, Any]) -> bool:
+        if tool_name in self.always:
+            return True
+        request_id = uuid.uuid4().hex
+        future: asyncio.Future[tuple[bool, bool]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = (tool_name, future)
+        try:
+            if self.emit is not None:
+                result = self.emit(Confirm(request_id=request_id, tool_name=tool_name, tool_args=args))
+                if inspect.isawaitable(result):
+                    await result
+            try:
+                allow, always = await asyncio.wait_for(asyncio.shield(future), self.timeout)
+            except asyncio.TimeoutError:
+                return False
+        finally:
+            self._pending.pop(request_id, None)
+        if allow and always:
+            self.always.add(tool_name)
+        return allow
+
+    def answer(self, request_id: str, allow: bool, always: bool = False) -> bool:
+        """The user's answer to one ``Confirm`` event. False if the request is unknown/over."""
+        entry = self._pending.get(request_id)
+        if entry is None or entry[1].done():
+            return False
+        entry[1].set_result((bool(allow), bool(always and allow)))
+        return True
+
+    def deny_all(self) -> None:
+        """Deny every open request (the run was stopped or the window closed)."""
+        for _, future in list(self._pending.values()):
+            if not future.done():
+                future.set_result((False, False))
+
+
+def describe_call(tool_name: str, args: dict[str, Any], width: int = 600) -> str:
+    """A short human-readable rendering of a tool call, for prompts and dialogs."""
+    text = json.dumps(args, ensure_ascii=False, indent=2)
+    if len(text) > width:
+        text = text[:width] + f"\n... ({len(text) - width} more characters)"
+    return f"{tool_name}\n{text}"
+
+
+class TerminalConfirmer:
+    """Asks on the terminal: ``[y]es / [n]o / [a]lways for this tool``.
+
+    When stdin is not a terminal (a pipe, a script, CI) it cannot ask, so it denies and
+    prints why and how to allow the tool instead.
+    """
+
+    def __init__(self, *, settings: Settings | None = None, always: AlwaysAllowList | None = None,
+                 stdin: TextIO | None = None, stdout: TextIO | None = None,
+                 interactive: bool | None = None) -> None:
+        self.always = always if always is not None else AlwaysAllowList(settings)
+        self._stdin = stdin
+        self._stdout = stdout
+        self._interactive = interactive
+        self._lock = asyncio.Lock()  # parallel tool calls ask one after the other
+
+    @property
+    def stdin(self) -> TextIO:
+        return self._stdin or sys.stdin
+
+    @property
+    def stdout(self) -> TextIO:
+        return self._stdout or sys.stderr
+
+    def _is_tty(self) -> bool:
+        if self._interactive is not None:
+            return self._interactive
+        try:
+            return self.stdin.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    async def __call__(self, tool_name: str, args: dict[str, Any]) -> bool:
+        if tool_name in self.always:
+            return True
+        async with self._lock:
+            if tool_name in self.always:  # answered "always" while we waited
+                return True
+            if not self._is_tty():
+                self.stdout.write(
+                    f"Denied '{tool_name}': it changes something and needs your confirmation, "
+                    f"but stdin is not a terminal, so I cannot ask. Run interactively, or add "
+                    f"'{tool_name}' to tools.always_allow in the settings.\n")
+                self.stdout.flush()
+                return False
+            return await asyncio.to_thread(self._ask, tool_name, args)
+
+    def _ask(self, tool_name: str, args: dict[str, Any]) -> bool:
+        self.stdout.write(f"\nThe assistant wants to run:\n{describe_call(tool_name, args)}\n")
+        for _ in range(5):
+            self.stdout.write("Allow? [y]es / [n]o / [a]lways for this tool: ")
+            self.stdout.flush()
+            line = self.stdin.readline()
+            if not line:  # end of input: nobody is there to say yes
+                self.stdout.write("\n(no answer: denied)\n")
+                return False
+            reply = line.strip().lower()
+            if reply in ("y", "yes"):
+                return True
+            if reply in ("n", "no", ""):
+                return False
+            if reply in ("a", "always"):
+                self.always.add(tool_name)
+                return True
+            self.stdout.write("Please answer y, n or a.\n")
+        return False
