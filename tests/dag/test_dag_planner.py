@@ -147,8 +147,8 @@ def test_analysis_schema_reads_sloppy_types() -> None:
 
 
 def test_analyzer_parses_the_verdict() -> None:
-    llm = ScriptedLLM(['{"achieved": "true", "confidence": "0.9", "reason": "all there", '
-                       '"final_answer": "42"}'])
+    llm = ScriptedLLM([('{"achieved": "true", "confidence": "0.9", "reason": "all there", '
+                        '"final_answer": "42"}')])
     outcome = asyncio.run(PlanAnalyzer(llm).analyze(
         "goal", execution(("s1", "done", "forty-two"))))
     assert outcome.from_model

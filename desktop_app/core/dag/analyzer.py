@@ -10,6 +10,7 @@ the step states, so a broken analysis never loops the run into re-planning.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +66,7 @@ def parse_confidence(value: Any) -> float:
         number = float(match.group())
         if "%" in text:
             number /= 100.0
-    if number != number:  # NaN
+    if math.isnan(number):
         return 0.0
     return min(1.0, max(0.0, number))
 
@@ -76,9 +77,9 @@ class Analysis(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     achieved: bool = Field(description="true if the step results fully achieve the goal")
-    confidence: float = Field(0.5, description="how sure you are, from 0 to 1")
-    reason: str = Field("", description="one sentence: why, or what is missing")
-    final_answer: str = Field("", description="the answer to the goal from the results, "
+    confidence: float = Field(default=0.5, description="how sure you are, from 0 to 1")
+    reason: str = Field(default="", description="one sentence: why, or what is missing")
+    final_answer: str = Field(default="", description="the answer to the goal from the results, "
                                               "or empty if not achieved")
 
     @field_validator("achieved", mode="before")

@@ -19,7 +19,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from desktop_app.core.agent import ReActAgent, partial_result
 from desktop_app.core.agent.events import Event
+from desktop_app.core.context import ContextGuard
 from desktop_app.core.dag.events import DagStepDone, DagStepProgress, DagStepStart
 from desktop_app.core.dag.plan import Plan, PlanStep, natural_key
 from desktop_app.core.dag.results import (
@@ -32,13 +34,22 @@ from desktop_app.core.dag.results import (
 )
 from desktop_app.core.dag.step_input import build_step_query
 from desktop_app.core.errors import UnknownModelError
+from desktop_app.core.llm.types import Usage
+from desktop_app.core.tools.base import ToolRegistry
 
 if TYPE_CHECKING:
-    from desktop_app.core.agent import ReActAgent
     from desktop_app.core.llm.registry import ModelRegistry
-    from desktop_app.core.tools.base import ToolRegistry
 
 log = logging.getLogger(__name__)
+
+
+class StepFailedError(Exception):
+    """A step's agent failed; carries the usage it spent before failing."""
+
+    def __init__(self, message: str, *, usage: Usage) -> None:
+        super().__init__(message)
+        self.usage = usage
+
 
 STEP_SYSTEM_PROMPT = (
     "You are one worker in a larger plan. Do only the task you are given, using the "
@@ -114,14 +125,15 @@ class DAGExecutor:
         Built just before the step runs, so a step never shares an agent (or its message
         history) with another, and a model is only loaded when a step needs it.
         """
-        from desktop_app.core.agent import ReActAgent
-        from desktop_app.core.tools.base import ToolRegistry
-
         assert self._registry is not None
         llm = self._registry.get(self.resolve_model_name(step) or self._registry.default_name)
         tools = self._tools if self._tools is not None else ToolRegistry()
+        options = dict(self.agent_options)
+        if "context_guard" not in options:
+            # Steps of a local model have small windows: keep each step's loop in budget.
+            options["context_guard"] = ContextGuard(llm)
         return ReActAgent(llm, tools, system_prompt=self.system_prompt,
-                          max_iterations=self.max_iterations, **self.agent_options)
+                          max_iterations=self.max_iterations, **options)
 
     async def _run_agent_step(self, step: PlanStep, ctx: StepContext) -> StepOutput:
         """The default step runner: a fresh ReActAgent on the step's model."""
@@ -130,13 +142,19 @@ class DAGExecutor:
         query, usage = await build_step_query(ctx.goal, step, ctx.dependencies,
                                               llm=self._registry.get(ctx.model or
                                                                      self._registry.default_name))
-        result = await agent.run(query, on_event=ctx.emit)
+        try:
+            result = await agent.run(query, on_event=ctx.emit)
+        except Exception as exc:
+            # Keep what the failed step spent, so the run's usage stays a true sum.
+            partial = partial_result(exc)
+            raise StepFailedError(str(exc) or type(exc).__name__,
+                                  usage=usage + (partial.usage if partial else Usage())) from exc
         return StepOutput(answer=result.answer, model=ctx.model, iterations=result.iterations,
                           usage=usage + result.usage)
 
     # --- running ---------------------------------------------------------------------------
     async def execute(self, plan: Plan, goal: str, *, on_event: EventSink | None = None,
-                      round: int = 0) -> ExecutionResult:  # noqa: A002 - "round" is the term
+                      round: int = 0) -> ExecutionResult:
         """Run ``plan`` for ``goal``; never raises for a failing step (see ``StepRun.state``).
 
         A ``stop()`` that came before this call stops it at once (no step starts); the stop
@@ -144,7 +162,7 @@ class DAGExecutor:
         """
         runs = {step.id: StepRun(step=step) for step in plan.steps}
         running: dict[asyncio.Task[StepOutput], StepRun] = {}
-        stop_waiter = asyncio.ensure_future(self._stop.wait())
+        stop_waiter: asyncio.Future[Any] = asyncio.ensure_future(self._stop.wait())
 
         async def finish(run: StepRun, state: str, *, error: str | None = None) -> None:
             run.state = state  # type: ignore[assignment]
@@ -185,10 +203,10 @@ class DAGExecutor:
                     running[task] = run
                 if not running:
                     break
-                done, _ = await asyncio.wait([*running, stop_waiter],
-                                             return_when=asyncio.FIRST_COMPLETED)
+                waiting: list[asyncio.Future[Any]] = [*running, stop_waiter]
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 # Settle finished steps in natural order so events are deterministic.
-                finished = sorted((t for t in done if t in running),
+                finished = sorted((t for t in running if t in done),
                                   key=lambda t: natural_key(running[t].id))
                 for task in finished:
                     run = running.pop(task)
@@ -251,6 +269,9 @@ class DAGExecutor:
             await finish(run, "cancelled", error="the step was cancelled")
         else:
             log.info("step %s failed: %r", run.id, exc)
+            spent = getattr(exc, "usage", None)
+            if isinstance(spent, Usage):
+                run.usage = spent
             await finish(run, "failed", error=str(exc) or type(exc).__name__)
 
 

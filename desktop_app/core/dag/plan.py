@@ -284,6 +284,7 @@ def validate_plan(draft: PlanDraft | dict[str, Any] | list[Any], *,
 
     cycle = find_cycle({s.id: s.dependencies for s in final})
     if cycle is not None:
-        raise PlanValidationError([f"The dependencies form a cycle: {' -> '.join(cycle)} "
-                                   "(each step depends on the next)."])
+        chain = " -> ".join(cycle)
+        message = f"The dependencies form a cycle: {chain} (each step depends on the next)."
+        raise PlanValidationError([message])
     return Plan(steps=final, warnings=warnings)

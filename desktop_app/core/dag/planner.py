@@ -84,19 +84,19 @@ class DAGPlanner:
     def system_prompt(self, tools: ToolRegistry | None) -> str:
         """The planner's instructions: format, rules, available tools and models."""
         parts = [
-            "You are a planner. Break the user's goal into a short plan of steps that can "
-            "run as a dependency graph: steps without dependencies run in parallel.",
+            ("You are a planner. Break the user's goal into a short plan of steps that can "
+             "run as a dependency graph: steps without dependencies run in parallel."),
             "Rules:",
-            f"- At most {self.max_steps} steps; use fewer when the goal is simple (one step "
-            "is fine for a simple goal).",
-            "- Ids are step_1, step_2, ... Each task is self-contained: the worker that runs "
-            "it sees only the goal, its task and the results of its dependencies.",
-            "- dependencies lists the ids of steps whose results the step needs; never the "
-            "step itself, never a later step that depends on it (no cycles).",
+            (f"- At most {self.max_steps} steps; use fewer when the goal is simple (one step "
+             "is fine for a simple goal)."),
+            ("- Ids are step_1, step_2, ... Each task is self-contained: the worker that runs "
+             "it sees only the goal, its task and the results of its dependencies."),
+            ("- dependencies lists the ids of steps whose results the step needs; never the "
+             "step itself, never a later step that depends on it (no cycles)."),
             "- tool_hint: the name of a tool the step will likely use, or null.",
-            "- model_hint: a model name or role from the list below, or null for the "
-            "default. Prefer a fast model for simple lookups, a stronger one for hard "
-            "reasoning.",
+            ("- model_hint: a model name or role from the list below, or null for the "
+             "default. Prefer a fast model for simple lookups, a stronger one for hard "
+             "reasoning."),
         ]
         if tools is not None and len(tools):
             parts += ["", "Tools:", tools.catalog()]

@@ -78,18 +78,26 @@ class DagRunner:
                  max_steps: int = MAX_PLAN_STEPS, max_concurrency: int = 2,
                  step_timeout: float | None = 300.0, step_max_iterations: int = 8,
                  step_runner: StepRunner | None = None,
-                 synthesis_max_tokens: int | None = 1024) -> None:
+                 planner_max_tokens: int | None = 1024, analysis_max_tokens: int | None = 768,
+                 synthesis_max_tokens: int | None = 1024,
+                 agent_options: dict[str, Any] | None = None) -> None:
+        """``model`` None means the default model; ``agent_options`` go to every step's
+        ``ReActAgent`` (e.g. ``use_native_tools``)."""
         self._registry = registry
         self._tools = tools
         self.model_name = registry.resolve(model)
         self.max_replans = max(0, max_replans)
         self.max_steps = max_steps
+        self.planner_max_tokens = planner_max_tokens
+        self.analysis_max_tokens = analysis_max_tokens
         self.synthesis_max_tokens = synthesis_max_tokens
         self._executor = DAGExecutor(registry, tools, max_concurrency=max_concurrency,
                                      step_timeout=step_timeout, step_runner=step_runner,
-                                     max_iterations=step_max_iterations)
+                                     max_iterations=step_max_iterations,
+                                     agent_options=agent_options)
         self._stop_requested = False
         self._current: asyncio.Future[Any] | None = None
+        self._streamed = ""
 
     def stop(self) -> None:
         """Stop the run: pending steps are skipped, running ones and model calls cancelled."""
@@ -119,6 +127,7 @@ class DagRunner:
                   on_event: EventSink | None = None) -> DagResult:
         """Run ``goal`` in DAG mode; never raises except for cancellation of the caller."""
         self._stop_requested = False
+        self._streamed = ""
         self._executor.reset()
         started = time.monotonic()
         result = DagResult(answer="", model=self.model_name)
@@ -143,10 +152,10 @@ class DagRunner:
 
     async def _finish(self, result: DagResult, started: float,
                       emit: Any) -> None:
-        if (result.cancelled or result.error) and not result.answer:
-            executions = [r.execution for r in result.rounds if r.execution is not None]
-            if any(run.ok for e in executions for run in e.runs.values()):
-                result.answer = fallback_answer(executions)
+        # Like the agent's driver: Done.answer is exactly the text streamed as AnswerDelta
+        # (after a stop or an error, what was streamed so far; the step results stay in
+        # their dag_step events and in ``result.rounds``).
+        result.answer = self._streamed
         result.iterations = sum(r.execution.iterations for r in result.rounds
                                 if r.execution is not None)
         result.elapsed = time.monotonic() - started
@@ -157,8 +166,9 @@ class DagRunner:
     async def _run(self, goal: str, history: Sequence[ChatMessage], result: DagResult,
                    emit: Any) -> None:
         llm = self._registry.get(self.model_name)
-        planner = DAGPlanner(llm, models=self._registry, max_steps=self.max_steps)
-        analyzer = PlanAnalyzer(llm)
+        planner = DAGPlanner(llm, models=self._registry, max_steps=self.max_steps,
+                             max_tokens=self.planner_max_tokens)
+        analyzer = PlanAnalyzer(llm, max_tokens=self.analysis_max_tokens)
         context = history_context(history)
         for number in range(self.max_replans + 1):
             await emit(Phase(phase="planning"))
@@ -195,6 +205,7 @@ class DagRunner:
         draft = result.rounds[-1].analysis.final_answer if result.rounds[-1].analysis else ""
 
         async def delta(text: str) -> None:
+            self._streamed += text
             await emit(AnswerDelta(content=text))
 
         await emit(AnswerStart())
@@ -208,7 +219,6 @@ class DagRunner:
             text = fallback_answer(executions, draft)
             await delta(text)
         await emit(AnswerDone())
-        result.answer = text
 
     def _plan_event(self, plan: Plan, number: int) -> DagPlan:
         steps = [PlannedStep(id=s.id, task=s.task, dependencies=list(s.dependencies),
