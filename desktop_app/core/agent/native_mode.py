@@ -62,7 +62,7 @@ async def run_native(state: RunState) -> None:
 
         steps: list[StepRecord] = await asyncio.gather(*(
             state.executor.execute(call.name, call.arguments, iteration=iteration,
-                                   call_id=call.id)
+                                   call_id=call.id, encoded=True)
             for call in calls))
         # gather keeps request order; one failing call is just its own error observation.
         for call, step in zip(calls, steps, strict=True):

@@ -29,10 +29,15 @@ class BadArguments(ValueError):
     """The model's arguments are not a JSON object."""
 
 
-def decode_args(raw: Any) -> dict[str, Any]:
-    """The arguments as a dict, from a dict, a JSON text (even double-encoded) or None."""
+def decode_args(raw: Any, *, encoded: bool = True) -> dict[str, Any]:
+    """The arguments as a dict.
+
+    ``encoded``: ``raw`` is JSON text as a provider sends it (native mode). Otherwise it is
+    the already decoded ``args`` value of a JSON-mode action, where a string is accepted
+    only if it is the JSON text of an object (small models double-encode).
+    """
     value = raw
-    for _ in range(2):  # a JSON object encoded as a JSON string is unwrapped once
+    for round_no in range(2):  # a JSON object encoded as a JSON string is unwrapped once
         if value is None:
             return {}
         if isinstance(value, dict):
@@ -40,11 +45,13 @@ def decode_args(raw: Any) -> dict[str, Any]:
         if isinstance(value, str):
             if not value.strip():
                 return {}
+            if (round_no or not encoded) and not value.lstrip().startswith(("{", "[")):
+                break  # a plain string, not JSON text of an object
             try:
                 value = loads_lenient(value)
             except ValueError as exc:
                 raise BadArguments(f"the arguments are not valid JSON ({exc}): "
-                                   f"{cut(raw if isinstance(raw, str) else str(raw), 200)}") from None
+                                   f"{cut(value, 200)}") from None
             continue
         break
     kind = {list: "a list", str: "a string", int: "a number", float: "a number",
@@ -65,12 +72,15 @@ class ToolExecutor:
         self._confirm_lock = asyncio.Lock()
 
     async def execute(self, name: str, raw_args: Any, *, iteration: int,
-                      call_id: str | None = None) -> StepRecord:
-        """Run one call; the returned step's ``error`` is set when anything went wrong."""
+                      call_id: str | None = None, encoded: bool = False) -> StepRecord:
+        """Run one call; the returned step's ``error`` is set when anything went wrong.
+
+        ``encoded``: ``raw_args`` is provider JSON text (native mode), see ``decode_args``.
+        """
         started = time.perf_counter()
         shown_args = raw_args
         try:
-            args = decode_args(raw_args)
+            args = decode_args(raw_args, encoded=encoded)
             shown_args = args
         except BadArguments as exc:
             args = None

@@ -1,0 +1,154 @@
+"""``desktop-app ask "question"``: one agent run in the terminal, same engine as the window.
+
+The answer streams to stdout; tool steps and the footer go to stderr so the answer can be
+piped. ``--events`` prints the raw SSE event stream instead (what the UI consumes).
+The run itself is chosen in ``_run``; other run kinds (e.g. a DAG mode) plug in there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any, TextIO
+
+from desktop_app.cli.common import add_model_argument
+from desktop_app.core.agent import (
+    AnswerDelta,
+    Compact,
+    Done,
+    ErrorEvent,
+    Event,
+    Inject,
+    IterationDone,
+    IterationStart,
+    Phase,
+    ReActAgent,
+    drive_run,
+    encode_sse,
+)
+from desktop_app.core.llm.base import LLM
+from desktop_app.core.llm.factory import build_registry
+from desktop_app.core.store.settings import Settings, load_settings
+from desktop_app.core.tools.base import ToolRegistry
+from desktop_app.core.tools.builtin import default_tools
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``ask`` subcommand."""
+    parser = subparsers.add_parser(
+        "ask", help="ask the agent one question (answer streams to stdout)",
+        description="Run the agent with the built-in tools on one question.")
+    parser.add_argument("question", nargs="+", help="the question (quote it)")
+    add_model_argument(parser)
+    parser.add_argument("--events", action="store_true",
+                        help="print the Server-Sent Events stream instead of the answer")
+    parser.add_argument("--max-iterations", type=int, default=None, metavar="N",
+                        help="stop the tool loop after N iterations (default 50)")
+    parser.add_argument("--json-mode", action="store_true",
+                        help="use JSON mode even if the model supports native tool calls")
+    parser.add_argument("--yes", "-y", action="store_true",
+                        help="run tools that change things without asking for confirmation")
+    parser.set_defaults(func=run_ask)
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    return asyncio.run(_ask(args))
+
+
+class TerminalPrinter:
+    """Renders run events: the answer to ``out``, progress and errors to ``err``."""
+
+    def __init__(self, *, events: bool, out: TextIO | None = None,
+                 err: TextIO | None = None) -> None:
+        self.events = events
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.answer_started = False
+
+    def __call__(self, event: Event) -> None:
+        if self.events:
+            self.out.write(encode_sse(event))
+            self.out.flush()
+            return
+        if isinstance(event, AnswerDelta):
+            self.out.write(event.content)
+            self.out.flush()
+            self.answer_started = True
+        elif isinstance(event, IterationStart):
+            args = json.dumps(event.tool_args, ensure_ascii=False)
+            self._note(f"· {event.tool_name} {args[:200]}")
+        elif isinstance(event, IterationDone):
+            text = event.error and f"error: {event.error}" or event.observation
+            self._note(f"  → {' '.join(text.split())[:200]}")
+        elif isinstance(event, Phase):
+            self._note(f"· choosing from {event.total_tools} tools…")
+        elif isinstance(event, Compact):
+            self._note(f"· context compacted ({event.original_messages} → "
+                       f"{event.kept_messages} messages)")
+        elif isinstance(event, Inject):
+            self._note(f"· interrupt: {event.content}")
+        elif isinstance(event, ErrorEvent):
+            self._note(f"error: {event.message}")
+        elif isinstance(event, Done):
+            if self.answer_started:
+                self.out.write("\n")
+                self.out.flush()
+            status = "cancelled" if event.cancelled else ("failed" if event.error else "done")
+            self._note(f"[{status}: {event.iterations} iteration(s), "
+                       f"{event.usage.total_tokens} tokens, {event.elapsed:.1f} s, "
+                       f"{event.model}]")
+
+    def _note(self, line: str) -> None:
+        print(line, file=self.err, flush=True)
+
+
+def make_confirmer(settings: Settings, *, assume_yes: bool) -> Any:
+    """Ask on the terminal before tools that change things; deny when nobody can answer."""
+    allowed = set(settings.tools.always_allow)
+
+    async def confirm(tool_name: str, args: dict[str, Any]) -> bool:
+        if assume_yes or tool_name in allowed:
+            return True
+        if not sys.stdin.isatty():
+            print(f"· {tool_name} needs confirmation; denied (no terminal; use --yes)",
+                  file=sys.stderr)
+            return False
+        prompt = f"Allow {tool_name} {json.dumps(args, ensure_ascii=False)[:300]}? [y/N] "
+        answer = await asyncio.to_thread(input, prompt)
+        return answer.strip().lower() in {"y", "yes"}
+
+    return confirm
+
+
+def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace) -> ReActAgent:
+    """The agent ``ask`` runs: built-in tools, a context guard, terminal confirmation."""
+    from desktop_app.core.context import ContextGuard
+
+    options: dict[str, Any] = {}
+    if args.max_iterations:
+        options["max_iterations"] = args.max_iterations
+    return ReActAgent(llm, ToolRegistry(default_tools(settings)),
+                      use_native_tools=not args.json_mode,
+                      context_guard=ContextGuard(llm),
+                      confirm=make_confirmer(settings, assume_yes=args.yes), **options)
+
+
+async def _run(args: argparse.Namespace, llm: LLM, settings: Settings,
+               printer: TerminalPrinter) -> int:
+    """One run; returns the exit code. New run kinds branch here on their flag."""
+    agent = build_agent(llm, settings, args)
+    outcome = await drive_run(agent, " ".join(args.question), emit=printer)
+    return 0 if outcome.error is None else 1
+
+
+async def _ask(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    registry = build_registry(settings)
+    printer = TerminalPrinter(events=args.events)
+    try:
+        llm = registry.get(registry.resolve(args.model))
+        return await _run(args, llm, settings, printer)
+    finally:
+        await registry.aclose()

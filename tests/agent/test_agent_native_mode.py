@@ -1,0 +1,143 @@
+"""ReActAgent in native mode: mode selection, parallel calls, ordering, isolated failures."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from agent_helpers import Recorder, echo_tool, failing_tool, registry
+
+from desktop_app.core.agent import AnswerSignal, IterationDone, IterationStart, ReActAgent
+from desktop_app.core.llm.testing import ScriptedLLM, json_final, tool_call_reply
+from desktop_app.core.llm.types import ChatMessage, ToolCall
+
+pytestmark = pytest.mark.anyio
+
+
+def native_llm(*replies: object, **kwargs: object) -> ScriptedLLM:
+    return ScriptedLLM(list(replies), tool_call=True, json_mode=True, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("tool_call", "use_native", "expected"), [
+    (True, True, True), (True, False, False), (False, True, False), (False, False, False)])
+def test_native_mode_needs_both_the_flag_and_the_ability(
+        tool_call: bool, use_native: bool, expected: bool) -> None:
+    agent = ReActAgent(ScriptedLLM(tool_call=tool_call), registry(), use_native_tools=use_native)
+    assert agent._native_mode_active is expected
+
+
+async def test_json_mode_is_used_when_native_is_disabled_on_a_capable_model() -> None:
+    llm = native_llm(json_final("hi"))
+    result = await ReActAgent(llm, registry(), use_native_tools=False).run("q")
+    assert result.mode == "json" and llm.requests[0].tools is None and result.answer == "hi"
+
+
+async def test_tools_are_passed_natively_and_text_reply_is_final() -> None:
+    llm = native_llm(tool_call_reply(("calculator", {"expression": "2**10"})),
+                     ChatMessage.assistant("It is 1024."))
+    events = Recorder()
+    result = await ReActAgent(llm, registry()).run("2^10?", on_event=events)
+    assert result.mode == "native" and result.answer == "It is 1024."
+    names = [spec["function"]["name"] for spec in llm.requests[0].tools or []]
+    assert names == ["calculator", "current_time", "create_html_artifact"]
+    assert "Available tools" not in llm.requests[0].messages[0].content
+    sent = llm.requests[1].messages
+    assert [m.role for m in sent[-2:]] == ["assistant", "tool"]
+    assert sent[-1].tool_call_id == "call_0" and sent[-1].content == "2**10 = 1024"
+    assert len(events.of(AnswerSignal)) == 1
+
+
+async def test_parallel_calls_keep_request_order_and_one_failure_stays_isolated() -> None:
+    # slow finishes last but must still come first; boom fails alone.
+    tools = registry(echo_tool("slow", delay=0.2), echo_tool("fast"), failing_tool(),
+                     builtin=False)
+    llm = native_llm(tool_call_reply(("slow", {"text": "a"}), ("boom", {}),
+                                     ("fast", {"text": "b"})),
+                     ChatMessage.assistant("all done"))
+    events = Recorder()
+    started = time.perf_counter()
+    result = await ReActAgent(llm, tools).run("go", on_event=events)
+    assert time.perf_counter() - started < 0.6  # ran concurrently, not one after another
+    sent = llm.requests[1].messages
+    assistant, *tool_messages = sent[-4:]
+    assert assistant.role == "assistant" and len(assistant.tool_calls) == 3
+    assert [m.role for m in tool_messages] == ["tool"] * 3
+    assert [m.tool_call_id for m in tool_messages] == ["call_0", "call_1", "call_2"]
+    assert tool_messages[0].content == "slow: a"
+    assert "RuntimeError: kaboom" in tool_messages[1].content
+    assert tool_messages[2].content == "fast: b"
+    assert [s.tool for s in result.steps] == ["slow", "boom", "fast"]
+    assert [s.error is None for s in result.steps] == [True, False, True]
+    # Every call got start/done events carrying its call id.
+    assert {e.call_id for e in events.of(IterationStart)} == {"call_0", "call_1", "call_2"}
+    done_order = [e.tool_name for e in events.of(IterationDone)]
+    assert done_order.index("fast") < done_order.index("slow")  # reported as they finish
+    assert result.answer == "all done"
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ('"1234*5678"', "got a string"), ("[1, 2]", "got a list"),
+    ('{"expression": "1+', "not valid JSON"), ("5", "got a number")])
+async def test_bad_native_arguments_become_error_tool_messages(arguments: str,
+                                                               expected: str) -> None:
+    llm = native_llm(ChatMessage.assistant(tool_calls=[
+        ToolCall(id="c1", name="calculator", arguments=arguments)]), ChatMessage.assistant("ok"))
+    result = await ReActAgent(llm, registry()).run("compute")
+    tool_message = llm.requests[1].messages[-1]
+    assert tool_message.role == "tool" and tool_message.tool_call_id == "c1"
+    assert tool_message.content.startswith("ERROR:") and expected in tool_message.content
+    assert expected in (result.steps[0].error or "")
+
+
+async def test_empty_arguments_mean_no_arguments() -> None:
+    llm = native_llm(ChatMessage.assistant(tool_calls=[
+        ToolCall(id="c1", name="current_time", arguments="")]), ChatMessage.assistant("ok"))
+    result = await ReActAgent(llm, registry()).run("time?")
+    assert result.steps[0].error is None and "ISO 8601" in result.steps[0].observation
+
+
+async def test_missing_and_duplicate_call_ids_are_made_unique() -> None:
+    calls = [ToolCall(id="", name="calculator", arguments='{"expression": "1"}'),
+             ToolCall(id="x", name="calculator", arguments='{"expression": "2"}'),
+             ToolCall(id="x", name="calculator", arguments='{"expression": "3"}')]
+    llm = native_llm(ChatMessage.assistant(tool_calls=calls), ChatMessage.assistant("ok"))
+    await ReActAgent(llm, registry()).run("q")
+    sent = llm.requests[1].messages
+    ids = [c.id for c in sent[-4].tool_calls]
+    assert len(set(ids)) == 3 and ids[1] == "x"
+    assert [m.tool_call_id for m in sent[-3:]] == ids
+
+
+async def test_content_next_to_tool_calls_is_reported_as_reasoning() -> None:
+    from desktop_app.core.agent import ThinkingDone
+
+    llm = native_llm(tool_call_reply(("calculator", {"expression": "1"}), content="Let me add."),
+                     ChatMessage.assistant("1", reasoning_content="easy"))
+    events = Recorder()
+    await ReActAgent(llm, registry()).run("q", on_event=events)
+    assert [e.reasoning for e in events.of(ThinkingDone)] == ["Let me add.", "easy"]
+
+
+async def test_reasoning_content_is_the_answer_when_content_is_empty() -> None:
+    llm = native_llm(ChatMessage.assistant("", reasoning_content="The answer is 3."))
+    result = await ReActAgent(llm, registry()).run("q")
+    assert result.answer == "The answer is 3."
+
+
+async def test_native_max_iterations_summary() -> None:
+    llm = native_llm(default=tool_call_reply(("calculator", {"expression": "1+1"})))
+    result = await ReActAgent(llm, registry(), max_iterations=4).run("loop")
+    assert result.iterations == 4 and len(result.steps) == 4
+    assert result.stop_reason == "max_iterations"
+    assert "4. calculator — succeeded" in result.answer
+    assert len(llm.requests) == 4
+
+
+async def test_message_history_is_complete() -> None:
+    llm = native_llm(tool_call_reply(("calculator", {"expression": "1"})),
+                     ChatMessage.assistant("one"))
+    result = await ReActAgent(llm, registry()).run("q", history=[ChatMessage.user("before"),
+                                                                 ChatMessage.assistant("ok")])
+    assert [m.role for m in result.messages] == ["system", "user", "assistant", "user",
+                                                 "assistant", "tool", "assistant"]
+    assert result.messages[-1].content == "one"
