@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from desktop_app.core.tools.base import Tool
 from desktop_app.core.tools.builtin.artifact import HtmlArtifactTool
+from desktop_app.core.tools.builtin.assistant import assistant_tools
 from desktop_app.core.tools.builtin.calculator import CalculatorTool, calculate
 from desktop_app.core.tools.builtin.clock import ClockTool
 
@@ -19,7 +20,8 @@ def default_tools(settings: Settings | None = None) -> list[Tool]:
     More tools are appended here as they are written; each one decides from ``settings``
     whether it is available (e.g. a workspace folder must be configured).
     """
-    tools: list[Tool] = [CalculatorTool(), ClockTool(), HtmlArtifactTool()]
+    tools: list[Tool] = [CalculatorTool(), ClockTool(), HtmlArtifactTool(),
+                         *assistant_tools(settings)]
     disabled = set(settings.tools.disabled) if settings is not None else set()
     return [tool for tool in tools if tool.name not in disabled]
 

@@ -39,9 +39,15 @@ def html_page(title: str, body_html: str) -> str:
             f"<h1>{html.escape(title)}</h1>\n{body_html}\n</body>\n</html>\n")
 
 
+def _image_as_text(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    # An image would be a load from elsewhere (a tracker, a leak); show its alt text instead.
+    alt = "".join(child.content for child in tokens[idx].children or [])
+    return f"[image: {html.escape(alt)}]" if alt else "[image]"
+
+
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    md.disable("image")  # an image would be a remote load; the text stays as text
+    md.add_render_rule("image", _image_as_text)
     return md
 
 

@@ -1,0 +1,53 @@
+"""The personal-assistant tools beyond the basics, chosen from settings.
+
+Always: unit conversion, notes, report/table/chart artifacts. With a workspace folder set
+(``settings.tools.workspace``): file tools and the document reader. With a workspace *and*
+``settings.tools.code_tool_enabled``: the Python code tool (off by default). A workspace
+folder that no longer exists does not stop the app; its tools are left out and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from desktop_app.core.errors import ToolError
+from desktop_app.core.tools.base import Tool
+from desktop_app.core.tools.builtin.code import PythonCodeTool
+from desktop_app.core.tools.builtin.documents import ReadDocumentTool
+from desktop_app.core.tools.builtin.files import file_tools
+from desktop_app.core.tools.builtin.notes import note_tools
+from desktop_app.core.tools.builtin.reports import report_tools
+from desktop_app.core.tools.builtin.units import UnitConvertTool
+from desktop_app.core.tools.sandbox import Workspace
+
+if TYPE_CHECKING:
+    from desktop_app.core.store.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def workspace_from_settings(settings: Settings | None) -> Workspace | None:
+    """The configured workspace, or None when unset or missing (logged)."""
+    folder = settings.tools.workspace if settings is not None else None
+    if not folder:
+        return None
+    try:
+        return Workspace(folder)
+    except ToolError as exc:
+        log.warning("Workspace tools are off: %s", exc)
+        return None
+
+
+def assistant_tools(settings: Settings | None = None) -> list[Tool]:
+    """Units, notes, artifacts; file/document tools with a workspace; code tool if enabled."""
+    tools: list[Tool] = [UnitConvertTool(), *note_tools(), *report_tools()]
+    workspace = workspace_from_settings(settings)
+    if workspace is not None:
+        tools += [*file_tools(workspace), ReadDocumentTool(workspace)]
+        if settings is not None and settings.tools.code_tool_enabled:
+            tools.append(PythonCodeTool(workspace))
+    elif settings is not None and settings.tools.code_tool_enabled:
+        log.warning("The Python code tool is enabled but no workspace folder is set; "
+                    "it stays off until a workspace is chosen.")
+    return tools
