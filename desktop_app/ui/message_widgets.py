@@ -161,6 +161,7 @@ class AssistantTurn(QFrame):
         self.interrupts: list[InterruptNote] = []
         self.errors: list[ErrorCard] = []
         self.dividers: list[Divider] = []
+        self.plans: list[QWidget] = []  # DAG plan cards
         self.answer = MarkdownView(parent=self)
         self.thinking = ThinkingIndicator(self)
         self.footer = QLabel(self)
@@ -188,8 +189,10 @@ class AssistantTurn(QFrame):
         self._layout.addWidget(self.footer)
         self._layout.addWidget(self.actions)
         self.message_id: int | None = None
+        self.user_message_id: int | None = None
 
-    def _insert(self, widget: QWidget) -> None:
+    def insert_widget(self, widget: QWidget) -> None:
+        """Add a widget to the run's trace (above the thinking indicator and the answer)."""
         self._layout.insertWidget(self._layout.indexOf(self.thinking), widget)
 
     # --- event handlers ----------------------------------------------------------------------
@@ -200,7 +203,7 @@ class AssistantTurn(QFrame):
                  call_id: str | None = None) -> ToolCard:
         card = ToolCard(tool_name, args, iteration, call_id=call_id, parent=self)
         self.cards.append(card)
-        self._insert(card)
+        self.insert_widget(card)
         self.thinking.start(f"Running {tool_name}")
         return card
 
@@ -217,7 +220,7 @@ class AssistantTurn(QFrame):
     def add_interrupt(self, text: str) -> InterruptNote:
         note = InterruptNote(text, self)
         self.interrupts.append(note)
-        self._insert(note)
+        self.insert_widget(note)
         return note
 
     def mark_interrupt_delivered(self, text: str) -> None:
@@ -228,7 +231,7 @@ class AssistantTurn(QFrame):
     def add_divider(self, text: str) -> Divider:
         divider = Divider(text, self)
         self.dividers.append(divider)
-        self._insert(divider)
+        self.insert_widget(divider)
         return divider
 
     def add_error(self, message: str) -> ErrorCard:

@@ -1,8 +1,13 @@
-"""Helpers shared by the UI tests."""
+"""Helpers shared by the UI tests: polling on the qasync loop, building a window."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
+
+from desktop_app.core.llm.registry import ModelRegistry
+from desktop_app.core.store.async_store import AsyncStore
+from desktop_app.core.store.settings import Settings
 
 
 async def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02) -> None:
@@ -13,3 +18,23 @@ async def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02) -> 
         if loop.time() > deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         await asyncio.sleep(interval)
+
+
+async def make_window(qtbot: Any, *llms: Any, settings: Settings | None = None,
+                      tools_factory: Any = None) -> Any:
+    """A real MainWindow over a real store (in the test's app home) and the given models."""
+    from desktop_app.ui.app_context import AppContext
+    from desktop_app.ui.main_window import MainWindow
+
+    registry = ModelRegistry()
+    for llm in llms:
+        registry.register(llm.model_id, llm)
+    ctx = AppContext(settings=settings or Settings(), registry=registry,
+                     store=await AsyncStore.open(), persist_settings=False)
+    if tools_factory is not None:
+        ctx.tools_factory = tools_factory
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    window.show()
+    await window.start()
+    return window

@@ -1,0 +1,141 @@
+"""Starting the desktop app: Qt environment, QApplication, the qasync loop, the window.
+
+``run_app()`` is what ``desktop-app`` (no command) runs. Order matters and is kept here in
+one place: environment defaults → import QtWebEngineWidgets → QApplication → theme →
+asyncio loop → window. The first launch needs no configuration: the default model is the
+bundled one; if it has not been assembled yet that starts in the background (with
+progress shown) while the window is already usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from PySide6.QtWidgets import QApplication
+
+log = logging.getLogger(__name__)
+
+
+def configure_environment() -> None:
+    """Defaults Qt needs on this machine; a value the user set always wins.
+
+    * no display server on Linux → the ``offscreen`` platform (the app still works, e.g.
+      for screenshots), instead of Qt aborting with "could not connect to display";
+    * running as root → Chromium refuses its sandbox, so QtWebEngine needs it disabled.
+    """
+    if sys.platform.startswith("linux"):
+        headless = not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")
+        if headless:
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        if os.geteuid() == 0:
+            os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
+        if headless or os.geteuid() == 0:
+            os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu")
+
+
+def create_application(argv: Sequence[str] | None = None) -> QApplication:
+    """The QApplication (reused if one exists), created after QtWebEngine is imported."""
+    configure_environment()
+    # QtWebEngine must be imported before the QApplication exists (it sets up GL sharing);
+    # importing only maps the library, the web view itself is created lazily.
+    import PySide6.QtWebEngineWidgets  # noqa: F401
+
+    existing = QApplication.instance()
+    if isinstance(existing, QApplication):
+        return existing
+    app = QApplication(list(argv) if argv is not None else sys.argv[:1])
+    app.setApplicationName("desktop-app")
+    app.setApplicationDisplayName("desktop-app")
+    app.setOrganizationName("desktop-app")
+    # The window's close ends the asyncio main coroutine, which then shuts down in order.
+    app.setQuitOnLastWindowClosed(False)
+    return app
+
+
+async def open_window(app: QApplication, ctx: object | None = None):  # -> MainWindow
+    """Open the store and registry (unless given), apply the theme, show the window."""
+    from desktop_app.core.errors import ConfigError
+    from desktop_app.core.store.settings import Settings, load_settings
+    from desktop_app.ui import theme
+    from desktop_app.ui.app_context import AppContext
+    from desktop_app.ui.main_window import MainWindow
+
+    settings_error: str | None = None
+    if ctx is None:
+        try:
+            settings = load_settings()
+        except ConfigError as exc:  # a broken settings file must not keep the app closed
+            settings_error = str(exc)
+            settings = Settings()
+        ctx = await AppContext.open(settings)
+    assert isinstance(ctx, AppContext)
+    theme.apply(app, ctx.settings.ui.theme)
+    window = MainWindow(ctx)
+    window.show()
+    await window.start()
+    if settings_error:
+        window.show_error(settings_error)
+    return window
+
+
+def prepare_default_model(window: object) -> None:
+    """First launch: assemble the bundled model in the background, with progress shown."""
+    from desktop_app.ui.main_window import MainWindow
+
+    assert isinstance(window, MainWindow)
+    registry = window.ctx.registry
+    if not len(registry):
+        return
+    entry = registry.entry(registry.default_name)
+    if entry.kind != "bundled":
+        return
+    from desktop_app.core.llm import bundled
+
+    if bundled.is_bundled_model_ready():
+        return  # loading (0.4 s) waits for the first message; memory stays low until then
+
+    async def assemble() -> None:
+        window.controller.model_status.emit("Preparing the built-in model (first launch only)…")
+
+        def progress(done: int, total: int) -> None:
+            loop.call_soon_threadsafe(window.controller.model_progress.emit, done, total)
+
+        try:
+            await asyncio.to_thread(bundled.ensure_bundled_model, progress)
+        except Exception as exc:  # noqa: BLE001 - shown where the user will look
+            window.show_error(str(exc))
+        finally:
+            window.controller.model_status.emit("")
+
+    loop = asyncio.get_running_loop()
+    window.spawn(assemble())
+
+
+def run_app(argv: Sequence[str] | None = None) -> int:
+    """Run the desktop app until its window is closed; returns the exit code."""
+    from desktop_app.ui.event_loop import make_event_loop
+
+    app = create_application(argv)
+    loop = make_event_loop(app)
+    asyncio.set_event_loop(loop)
+
+    async def main() -> None:
+        window = await open_window(app)
+        closed = asyncio.Event()
+        window.closed.connect(closed.set)
+        prepare_default_model(window)
+        await closed.wait()
+        await window.controller.wait_idle()
+        await window.ctx.aclose()
+
+    try:
+        loop.run_until_complete(main())
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        loop.close()
+    return 0

@@ -1,0 +1,57 @@
+"""What the window works with: settings, the model registry, the store and the tools.
+
+Built once at start-up (and rebuilt in part when settings change). Tests build one with a
+registry of fake or real models and a store on a temporary folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from desktop_app.core.llm.factory import build_registry
+from desktop_app.core.llm.registry import ModelRegistry
+from desktop_app.core.store.async_store import AsyncStore
+from desktop_app.core.store.settings import Settings, load_settings, save_settings
+from desktop_app.core.tools.base import ToolRegistry
+from desktop_app.core.tools.builtin import default_tools
+
+
+def _default_tools(settings: Settings) -> ToolRegistry:
+    return ToolRegistry(default_tools(settings))
+
+
+@dataclass
+class AppContext:
+    """Shared services of one window."""
+
+    settings: Settings
+    registry: ModelRegistry
+    store: AsyncStore
+    #: Builds a fresh tool registry for one run (tools may hold per-run state).
+    tools_factory: Callable[[Settings], ToolRegistry] = field(default=_default_tools)
+    #: Settings changes are written to disk unless this is False (tests, benchmarks).
+    persist_settings: bool = True
+
+    @classmethod
+    async def open(cls, settings: Settings | None = None) -> AppContext:
+        """Load settings, build the registry (no model is loaded), open the store."""
+        settings = settings if settings is not None else load_settings()
+        return cls(settings=settings, registry=build_registry(settings),
+                   store=await AsyncStore.open())
+
+    def tools(self) -> ToolRegistry:
+        return self.tools_factory(self.settings)
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """Adopt new settings: save them and rebuild the model registry."""
+        old = self.registry
+        self.registry = build_registry(settings)
+        self.settings = settings
+        if self.persist_settings:
+            save_settings(settings)
+        await old.aclose()
+
+    async def aclose(self) -> None:
+        await self.registry.aclose()
+        await self.store.aclose()

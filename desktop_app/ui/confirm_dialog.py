@@ -1,0 +1,61 @@
+"""Asking before a tool that changes something runs (a ``Confirm`` event).
+
+Non-blocking: the dialog is opened window-modal with ``open()``, never ``exec()``, so the
+asyncio loop keeps running (and a Stop still works) while the question is on screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from desktop_app.core.agent.events import Confirm
+from desktop_app.ui.tool_card import _text_box, format_args
+
+#: ``answer(request_id, allow, always)``
+AnswerFn = Callable[[str, bool, bool], object]
+
+
+class ConfirmDialog(QDialog):
+    """Allow once / Always allow / Deny for one tool call."""
+
+    def __init__(self, event: Confirm, answer: AnswerFn, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Allow this action?")
+        self.event = event
+        self._answer = answer
+        self._answered = False
+        layout = QVBoxLayout(self)
+        intro = QLabel(f"The assistant wants to run <b>{event.tool_name}</b>, which can change "
+                       "files or other things on this computer. Allow it?")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        layout.addWidget(_text_box(format_args(event.tool_args)))
+        row = QHBoxLayout()
+        self.deny_button = QPushButton("Deny")
+        self.always_button = QPushButton(f"Always allow {event.tool_name}")
+        self.allow_button = QPushButton("Allow once")
+        self.allow_button.setObjectName("Primary")
+        self.allow_button.setDefault(True)
+        self.deny_button.clicked.connect(lambda: self.decide(False, False))
+        self.always_button.clicked.connect(lambda: self.decide(True, True))
+        self.allow_button.clicked.connect(lambda: self.decide(True, False))
+        row.addWidget(self.deny_button)
+        row.addStretch(1)
+        row.addWidget(self.always_button)
+        row.addWidget(self.allow_button)
+        layout.addLayout(row)
+        self.resize(520, 300)
+
+    def decide(self, allow: bool, always: bool) -> None:
+        if not self._answered:
+            self._answered = True
+            self._answer(self.event.request_id, allow, always)
+        self.done(QDialog.DialogCode.Accepted if allow else QDialog.DialogCode.Rejected)
+
+    def reject(self) -> None:  # Esc or closing the window means "no"
+        if not self._answered:
+            self._answered = True
+            self._answer(self.event.request_id, False, False)
+        super().reject()

@@ -1,0 +1,382 @@
+"""The main window: sidebar, chat (header, banner, messages, composer) and artifact pane.
+
+It wires widgets to the :class:`RunController` and the store; it renders nothing itself
+(``run_render.apply_event`` does) and runs no model work (the controller awaits it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import QByteArray, Qt, Signal
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.agent.events import Confirm, Event
+from desktop_app.core.errors import DesktopAppError
+from desktop_app.ui import theme
+from desktop_app.ui.app_context import AppContext
+from desktop_app.ui.artifact_pane import ArtifactPane
+from desktop_app.ui.chat_view import ChatView
+from desktop_app.ui.composer import Composer
+from desktop_app.ui.confirm_dialog import ConfirmDialog
+from desktop_app.ui.history_view import builders_for
+from desktop_app.ui.message_widgets import AssistantTurn, UserMessage
+from desktop_app.ui.model_picker import ModelPicker
+from desktop_app.ui.run_controller import ActiveRun, RunController
+from desktop_app.ui.run_render import apply_event
+from desktop_app.ui.sidebar import Sidebar
+from desktop_app.ui.ui_state import load_state, save_state
+
+
+class StatusBanner(QFrame):
+    """Model preparation / loading progress, above the chat."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("StatusBanner")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(16, 4, 16, 4)
+        self.label = QLabel("")
+        self.bar = QProgressBar()
+        self.bar.setMaximumWidth(220)
+        self.bar.setTextVisible(False)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.bar)
+        self.hide()
+
+    def set_status(self, text: str) -> None:
+        self.label.setText(text)
+        self.setVisible(bool(text))
+
+    def set_progress(self, done: int, total: int) -> None:
+        if total <= 0:
+            self.bar.setRange(0, 0)  # busy indicator
+        else:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(int(1000 * done / total))
+
+
+class MainWindow(QMainWindow):
+    """The app window."""
+
+    closed = Signal()
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setWindowTitle("desktop-app")
+        self.resize(1180, 760)
+        self.controller = RunController(ctx, self)
+        self.conversation_id: str | None = None
+        self.live_turn: AssistantTurn | None = None
+        self._editing: UserMessage | None = None
+        self._live_user: UserMessage | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+        self.sidebar = Sidebar(ctx.store)
+        self.sidebar.setMinimumWidth(220)
+        self.header = QFrame()
+        self.header.setObjectName("ChatHeader")
+        header = QHBoxLayout(self.header)
+        header.setContentsMargins(16, 6, 16, 6)
+        self.picker = ModelPicker()
+        self.picker.set_registry(ctx.registry)
+        self.artifacts_button = QPushButton("Artifacts")
+        self.artifacts_button.setToolTip("Show the documents tools made in this conversation")
+        self.artifacts_button.clicked.connect(self._toggle_artifacts)
+        header.addWidget(self.picker, 1)
+        header.addWidget(self.artifacts_button)
+        self.banner = StatusBanner()
+        self.chat = ChatView()
+        self.composer = Composer()
+        center = QWidget()
+        column = QVBoxLayout(center)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        for widget in (self.header, self.banner, self.chat, self.composer):
+            column.addWidget(widget, 1 if widget is self.chat else 0)
+        self.artifact_pane = ArtifactPane()
+        self.artifact_pane.hide()
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(center)
+        self.splitter.addWidget(self.artifact_pane)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([260, 900, 0])
+        self.setCentralWidget(self.splitter)
+
+        self.sidebar.new_requested.connect(self.new_conversation)
+        self.sidebar.conversation_selected.connect(lambda cid: self.spawn(self.open_conversation(cid)))
+        self.sidebar.conversation_deleted.connect(self._on_deleted)
+        self.sidebar.settings_requested.connect(self.open_settings)
+        self.chat.empty.example_chosen.connect(self.composer.set_text)
+        self.composer.send_requested.connect(lambda text: self.spawn(self.send(text)))
+        self.composer.interrupt_requested.connect(self.interrupt)
+        self.composer.stop_requested.connect(self.controller.stop)
+        self.picker.model_changed.connect(self._model_changed)
+        self.picker.mode_changed.connect(self._mode_changed)
+        self.controller.event.connect(self._on_event)
+        self.controller.run_started.connect(self._on_run_started)
+        self.controller.run_finished.connect(self._on_run_finished)
+        self.controller.interrupt_added.connect(self._on_interrupt_added)
+        self.controller.model_status.connect(self.banner.set_status)
+        self.controller.model_progress.connect(self.banner.set_progress)
+        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        self.stop_shortcut.activated.connect(self._escape)
+        self._show_model_in_empty_state()
+        state = load_state()
+        geometry = state.get("geometry")
+        if isinstance(geometry, str):
+            self.restoreGeometry(QByteArray.fromBase64(geometry.encode()))
+
+    # --- plumbing -------------------------------------------------------------------------------
+    def spawn(self, coro: Any) -> asyncio.Future[Any]:
+        """Run ``coro`` on the loop; errors are shown in the chat, not lost."""
+        task = asyncio.ensure_future(self._guard(coro))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _guard(self, coro: Any) -> None:
+        try:
+            await coro
+        except DesktopAppError as exc:
+            self.show_error(str(exc))
+
+    def show_error(self, message: str) -> None:
+        turn = AssistantTurn()
+        turn.add_error(message)
+        self.chat.add(turn)
+
+    async def start(self) -> None:
+        """Fill the sidebar and reopen the conversation open at the last quit."""
+        await self.sidebar.refresh()
+        last = load_state().get("last_conversation")
+        if isinstance(last, str) and last in self.sidebar.ids():
+            await self.open_conversation(last)
+
+    # --- conversations --------------------------------------------------------------------------
+    def new_conversation(self) -> None:
+        """An empty chat; it is stored when the first message is sent."""
+        self.conversation_id = None
+        self.live_turn = None
+        self.chat.clear()
+        self.artifact_pane.clear()
+        self.artifact_pane.hide()
+        self.sidebar.set_current(None)
+        self.picker.select(self.ctx.registry.default_name if len(self.ctx.registry) else None)
+        self.picker.set_mode("react")
+        self._show_model_in_empty_state()
+        self.composer.input.setFocus()
+
+    async def open_conversation(self, conversation_id: str) -> None:
+        detail = await self.ctx.store.load_conversation(conversation_id)
+        self.conversation_id = conversation_id
+        self.sidebar.set_current(conversation_id)
+        self.picker.select(detail.conversation.model)
+        self.picker.set_mode(detail.conversation.mode)
+        run = self.controller.active
+        live = run if run is not None and run.conversation_id == conversation_id else None
+        builders = builders_for(detail, self._wire_user, self._wire_turn,
+                                skip_message=live.assistant_message_id if live else None)
+        self.chat.set_history(builders)
+        self.artifact_pane.clear()
+        for artifact in detail.artifacts:
+            self.artifact_pane.add_artifact(artifact.name, artifact.mime_type, artifact.content,
+                                            show=False)
+        self.live_turn = None
+        if live is not None:  # the run is still working: a live turn catches up
+            self.live_turn = self._wire_turn(self.chat.add_assistant())
+            for event in list(live.events):
+                apply_event(self.live_turn, event, self._add_artifact)
+        self.composer.set_running(live is not None)
+        save_state(last_conversation=conversation_id)
+
+    def _wire_user(self, widget: UserMessage) -> None:
+        widget.edit_requested.connect(self._edit)
+
+    def _wire_turn(self, turn: AssistantTurn) -> AssistantTurn:
+        turn.regenerate_requested.connect(lambda t: self.spawn(self.regenerate(t)))
+        return turn
+
+    def _on_deleted(self, conversation_id: str) -> None:
+        if conversation_id == self.conversation_id:
+            if self.controller.is_running(conversation_id):
+                self.controller.stop()
+            self.new_conversation()
+
+    def _show_model_in_empty_state(self) -> None:
+        entry = self.picker.current_entry()
+        if entry is not None:
+            self.chat.empty.set_model(entry.name, entry.kind in ("bundled", "local"))
+
+    def _model_changed(self, name: str) -> None:
+        self._show_model_in_empty_state()
+        if self.conversation_id:
+            self.spawn(self.ctx.store.set_model(self.conversation_id, name))
+
+    def _mode_changed(self, mode: str) -> None:
+        if self.conversation_id:
+            self.spawn(self.ctx.store.set_mode(self.conversation_id, mode))
+
+    # --- sending --------------------------------------------------------------------------------
+    async def send(self, text: str) -> None:
+        """Send ``text`` as a new turn (or as the edited version of a message)."""
+        if self.controller.active is not None:
+            self.interrupt(text)
+            return
+        if self._editing is not None:
+            editing, self._editing = self._editing, None
+            await self._truncate_from(editing)
+        if self.conversation_id is None:
+            conv = await self.ctx.store.create_conversation(
+                model=self.picker.current_model(), mode=self.picker.current_mode())
+            self.conversation_id = conv.id
+            self.sidebar.set_current(conv.id)
+            save_state(last_conversation=conv.id)
+        user = self._wire_user_return(self.chat.add_user(text))
+        self.live_turn = self._wire_turn(self.chat.add_assistant())
+        self.live_turn.start_thinking(1)
+        self.composer.set_running(True)
+        self._live_user = user
+        self.controller.start(self.conversation_id, text, model=self.picker.current_model(),
+                              mode=self.picker.current_mode())
+
+    def _wire_user_return(self, widget: UserMessage) -> UserMessage:
+        self._wire_user(widget)
+        return widget
+
+    def interrupt(self, text: str) -> None:
+        if self.controller.active is None:
+            self.spawn(self.send(text))
+            return
+        self.spawn(self.controller.interrupt(text))
+
+    def _escape(self) -> None:
+        if self._editing is not None:
+            self._editing = None
+            self.composer.set_text("")
+        elif self.controller.active is not None:
+            self.controller.stop()
+
+    async def regenerate(self, turn: AssistantTurn) -> None:
+        """Ask the same question again: drop this turn (and what follows) and resend."""
+        if self.controller.active is not None:
+            return
+        items = self.chat.items()
+        index = items.index(turn) if turn in items else -1
+        user = next((w for w in reversed(items[:index]) if isinstance(w, UserMessage)), None)
+        if user is None:
+            return
+        text = user.text
+        await self._truncate_from(user)
+        await self.send(text)
+
+    def _edit(self, widget: UserMessage) -> None:
+        if self.controller.active is not None:
+            return
+        self._editing = widget
+        self.composer.set_text(widget.text)
+
+    async def _truncate_from(self, widget: UserMessage) -> None:
+        if widget.message_id is not None:
+            await self.ctx.store.delete_messages_from(widget.message_id)
+        self.chat.remove_from(widget)
+
+    # --- run events -----------------------------------------------------------------------------
+    def _turn_for(self, conversation_id: str) -> AssistantTurn | None:
+        turn = self.live_turn
+        if conversation_id != self.conversation_id or turn is None or not shiboken6.isValid(turn):
+            return None
+        return turn
+
+    def _on_run_started(self, conversation_id: str, run: ActiveRun) -> None:
+        turn = self._turn_for(conversation_id)
+        if turn is not None:
+            turn.message_id = run.assistant_message_id
+            turn.user_message_id = run.user_message_id
+            user = self._live_user
+            if user is not None and shiboken6.isValid(user) and user.message_id is None:
+                user.message_id = run.user_message_id
+        elif conversation_id == self.conversation_id and self.live_turn is None:
+            # A follow-up turn started by interrupts that arrived after the last run.
+            self.live_turn = self._wire_turn(self.chat.add_assistant())
+            self.live_turn.message_id = run.assistant_message_id
+            self.composer.set_running(True)
+        self.spawn(self.sidebar.refresh())
+
+    def _on_event(self, conversation_id: str, event: Event) -> None:
+        if isinstance(event, Confirm):
+            dialog = ConfirmDialog(event, self.controller.answer_confirm, self)
+            dialog.open()
+        turn = self._turn_for(conversation_id)
+        if turn is not None:
+            apply_event(turn, event, self._add_artifact)
+
+    def _on_interrupt_added(self, conversation_id: str, text: str) -> None:
+        turn = self._turn_for(conversation_id)
+        if turn is not None:
+            turn.add_interrupt(text)
+            self.chat.scroll_to_bottom()
+
+    def _on_run_finished(self, conversation_id: str, _done: object) -> None:
+        if conversation_id == self.conversation_id:
+            self.composer.set_running(False)
+            self.live_turn = None
+        self.spawn(self.sidebar.refresh())
+
+    # --- artifacts ------------------------------------------------------------------------------
+    def _add_artifact(self, name: str, mime_type: str, content: str) -> None:
+        self.artifact_pane.add_artifact(name, mime_type, content)
+        self._show_artifacts()
+
+    def _show_artifacts(self) -> None:
+        if not self.artifact_pane.isVisible():
+            self.artifact_pane.show()
+            sizes = self.splitter.sizes()
+            self.splitter.setSizes([sizes[0], max(400, sizes[1] - 420), 420])
+
+    def _toggle_artifacts(self) -> None:
+        if self.artifact_pane.isVisible():
+            self.artifact_pane.hide()
+        else:
+            self._show_artifacts()
+
+    # --- settings -------------------------------------------------------------------------------
+    def open_settings(self) -> None:
+        from desktop_app.ui.settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(self.ctx.settings, self)
+        dialog.saved.connect(lambda s: self.spawn(self.apply_settings(s)))
+        dialog.open()
+        self.settings_dialog = dialog
+
+    async def apply_settings(self, settings: Any) -> None:
+        await self.ctx.apply_settings(settings)
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            theme.apply(app, settings.ui.theme)
+        self.picker.set_registry(self.ctx.registry, self.picker.current_model())
+        self._show_model_in_empty_state()
+
+    # --- closing --------------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        save_state(geometry=bytes(self.saveGeometry().toBase64()).decode())
+        self.controller.stop()
+        super().closeEvent(event)
+        self.closed.emit()

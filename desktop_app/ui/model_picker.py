@@ -1,0 +1,117 @@
+"""The per-conversation model picker and the ReAct / DAG mode switch.
+
+Models come from the ModelRegistry without loading any of them; each shows where it runs
+(local / hosted) and its abilities, so people comparing models see what each can do.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+
+from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
+
+_ABILITY_LABELS = (("tool_call", "tools"), ("json_mode", "JSON"), ("streaming", "streaming"),
+                   ("vision", "vision"), ("thinking", "thinking"))
+_KIND_LABELS = {"bundled": "built-in, offline", "local": "local GGUF", "endpoint": "hosted API",
+                "custom": "custom"}
+
+
+def abilities_text(entry: ModelEntry) -> str:
+    """``tools ✓ · JSON ✗ · streaming ✓ ...`` for one model."""
+    return " · ".join(f"{label} {'✓' if entry.abilities.get(key) else '✗'}"
+                      for key, label in _ABILITY_LABELS)
+
+
+def describe(entry: ModelEntry) -> str:
+    """A tooltip: what the model is, where it runs, its context window and abilities."""
+    lines = [f"{entry.name} — {_KIND_LABELS.get(entry.kind, entry.kind)}"]
+    if entry.description:
+        lines.append(entry.description)
+    lines.append(f"context window: {entry.context_size:,} tokens")
+    if entry.roles:
+        lines.append(f"roles: {', '.join(entry.roles)}")
+    lines.append(abilities_text(entry))
+    if not entry.abilities.get("tool_call"):
+        lines.append("No native tool calls: the agent uses JSON mode with this model.")
+    return "\n".join(lines)
+
+
+class ModelPicker(QWidget):
+    """A model combo box, the chosen model's abilities, and the mode switch."""
+
+    model_changed = Signal(str)
+    mode_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.combo = QComboBox(self)
+        self.combo.setMinimumContentsLength(18)
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.combo.currentIndexChanged.connect(self._on_model)
+        self.abilities = QLabel(self)
+        self.abilities.setObjectName("Muted")
+        self.mode = QComboBox(self)
+        self.mode.addItem("ReAct", "react")
+        self.mode.addItem("DAG plan", "dag")
+        self.mode.setToolTip("ReAct: one agent uses tools step by step.\n"
+                             "DAG plan: a plan of steps runs in parallel where possible, each "
+                             "step on the model its hint picks.")
+        self.mode.currentIndexChanged.connect(
+            lambda _: self.mode_changed.emit(self.mode.currentData()))
+        layout.addWidget(QLabel("Model"))
+        layout.addWidget(self.combo)
+        layout.addWidget(self.abilities, 1)
+        layout.addWidget(QLabel("Mode"))
+        layout.addWidget(self.mode)
+        self._entries: list[ModelEntry] = []
+
+    def set_registry(self, registry: ModelRegistry, current: str | None = None) -> None:
+        """List the registry's models and select ``current`` (or the default)."""
+        self.combo.blockSignals(True)
+        self.combo.clear()
+        self._entries = registry.entries()
+        for entry in self._entries:
+            kind = _KIND_LABELS.get(entry.kind, entry.kind)
+            self.combo.addItem(f"{entry.name}  ({kind})", entry.name)
+            self.combo.setItemData(self.combo.count() - 1, describe(entry), 3)  # ToolTipRole
+        self.combo.blockSignals(False)
+        wanted = current if current in registry else (registry.default_name if len(registry) else None)
+        self.select(wanted)
+
+    def select(self, name: str | None) -> None:
+        """Show ``name`` as chosen without emitting ``model_changed``."""
+        index = self.combo.findData(name) if name else -1
+        self.combo.blockSignals(True)
+        self.combo.setCurrentIndex(max(index, 0) if self.combo.count() else -1)
+        self.combo.blockSignals(False)
+        self._show_abilities()
+
+    def set_mode(self, mode: str) -> None:
+        self.mode.blockSignals(True)
+        self.mode.setCurrentIndex(max(self.mode.findData(mode), 0))
+        self.mode.blockSignals(False)
+
+    def current_model(self) -> str | None:
+        return self.combo.currentData()
+
+    def current_mode(self) -> str:
+        return str(self.mode.currentData())
+
+    def current_entry(self) -> ModelEntry | None:
+        index = self.combo.currentIndex()
+        return self._entries[index] if 0 <= index < len(self._entries) else None
+
+    def _show_abilities(self) -> None:
+        entry = self.current_entry()
+        self.abilities.setText(abilities_text(entry) if entry else "no model configured")
+        self.abilities.setToolTip(describe(entry) if entry else "Add a model in Settings.")
+        self.combo.setToolTip(describe(entry) if entry else "")
+
+    def _on_model(self, _index: int) -> None:
+        self._show_abilities()
+        name = self.current_model()
+        if name:
+            self.model_changed.emit(name)

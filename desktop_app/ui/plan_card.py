@@ -1,0 +1,81 @@
+"""The DAG plan of a DAG-mode run: each step with its status, model and result.
+
+Built from a ``DagPlan`` event and updated live by ``DagStepStart`` / ``DagStepDone``; a
+re-plan (``DagPlan`` of a later round) adds a new card under the old one.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from desktop_app.core.dag.events import DagPlan, DagStepDone, DagStepStart
+
+_MARKS = {"pending": "○", "running": "⏳", "done": "✓", "failed": "✗", "skipped": "⤼",
+          "cancelled": "■"}
+
+
+class PlanCard(QFrame):
+    """A table of plan steps: status, id, task, dependencies, model."""
+
+    def __init__(self, plan: DagPlan, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ToolCard")
+        self.round = plan.round
+        self.status: dict[str, str] = {}
+        self._status_labels: dict[str, QLabel] = {}
+        self._model_labels: dict[str, QLabel] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 8)
+        title = "Plan" if plan.round == 0 else f"Revised plan (round {plan.round + 1})"
+        if plan.fallback:
+            title += " · single-step fallback"
+        header = QLabel(f"<b>{title}</b> · {len(plan.steps)} steps")
+        layout.addWidget(header)
+        for warning in plan.warnings:
+            note = QLabel(f"⚠ {warning}")
+            note.setObjectName("Muted")
+            note.setWordWrap(True)
+            layout.addWidget(note)
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(3)
+        for row, step in enumerate(plan.steps):
+            status = QLabel(_MARKS["pending"])
+            status.setToolTip("pending")
+            ident = QLabel(step.id)
+            ident.setObjectName("Muted")
+            deps = f"  (after {', '.join(step.dependencies)})" if step.dependencies else ""
+            task = QLabel(f"{step.task}{deps}")
+            task.setWordWrap(True)
+            task.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            model = QLabel(step.model or step.model_hint or "default model")
+            model.setObjectName("Muted")
+            grid.addWidget(status, row, 0, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(ident, row, 1, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(task, row, 2)
+            grid.addWidget(model, row, 3, Qt.AlignmentFlag.AlignTop)
+            self.status[step.id] = "pending"
+            self._status_labels[step.id] = status
+            self._model_labels[step.id] = model
+        grid.setColumnStretch(2, 1)
+        layout.addLayout(grid)
+
+    def _set(self, step_id: str, status: str, tooltip: str = "") -> None:
+        if step_id not in self.status:
+            return
+        self.status[step_id] = status
+        label = self._status_labels[step_id]
+        label.setText(_MARKS.get(status, "?"))
+        label.setToolTip(tooltip or status)
+
+    def step_started(self, event: DagStepStart) -> None:
+        self._set(event.step_id, "running")
+        if event.model:
+            self._model_labels[event.step_id].setText(event.model)
+
+    def step_done(self, event: DagStepDone) -> None:
+        detail = event.error or event.result[:400]
+        self._set(event.step_id, event.outcome, f"{event.outcome} in {event.elapsed:.1f} s\n{detail}")
+        if event.model and event.step_id in self._model_labels:
+            self._model_labels[event.step_id].setText(f"{event.model} · {event.elapsed:.1f} s")

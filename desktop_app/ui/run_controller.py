@@ -1,0 +1,245 @@
+"""Runs as the window sees them: start, interrupt, stop, regenerate; events out as signals.
+
+A run is an asyncio task on the qasync loop (the Qt thread). Model work never happens
+here: llama.cpp runs on the adapter's worker thread and the bundled model is assembled on
+a thread of its own; this code only awaits them. Every event is re-emitted as the Qt
+signal ``event(conversation_id, event)`` and persisted to the store through
+:class:`RunRecorder`, so a crash loses at most the last second of a streaming answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop_app.core.agent.events import Done, ErrorEvent, Event
+from desktop_app.core.agent.interrupts import InterruptQueue
+from desktop_app.core.llm.base import LLM
+from desktop_app.core.llm.types import Usage
+from desktop_app.core.store.history import to_chat_messages
+from desktop_app.core.tools.confirmation import Confirmer
+from desktop_app.ui.app_context import AppContext
+from desktop_app.ui.run_recorder import RunRecorder
+
+
+@dataclass
+class ActiveRun:
+    """The run that is working now."""
+
+    conversation_id: str
+    query: str
+    mode: str
+    model: str
+    user_message_id: int = 0
+    assistant_message_id: int = 0
+    queue: InterruptQueue = field(default_factory=InterruptQueue)
+    events: list[Event] = field(default_factory=list)
+    task: asyncio.Task[Any] | None = None
+    confirmer: Confirmer | None = None
+    dag: Any = None
+    done: Done | None = None
+    recorder: RunRecorder | None = None
+
+
+class RunController(QObject):
+    """Starts one run at a time and reports everything it does as signals."""
+
+    event = Signal(str, object)           # conversation id, core event
+    run_started = Signal(str, object)     # conversation id, ActiveRun
+    run_finished = Signal(str, object)    # conversation id, Done
+    interrupt_added = Signal(str, str)    # conversation id, text
+    model_status = Signal(str)            # "" when idle
+    model_progress = Signal(int, int)     # done, total (total 0: busy, no percentage)
+
+    def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.active: ActiveRun | None = None
+        #: Extra ReActAgent options (tests: small max_iterations; benchmarks: max_tokens).
+        self.agent_options: dict[str, Any] = {}
+        self._loading: dict[str, asyncio.Task[LLM]] = {}
+
+    def is_running(self, conversation_id: str | None = None) -> bool:
+        run = self.active
+        return run is not None and (conversation_id is None or run.conversation_id == conversation_id)
+
+    # --- models ---------------------------------------------------------------------------------
+    async def ensure_llm(self, name: str) -> LLM:
+        """The model ``name``, assembled and loaded off the Qt thread, with progress signals."""
+        task = self._loading.get(name)
+        if task is None or (task.done() and task.exception() is not None):
+            task = asyncio.ensure_future(self._load(name))
+            self._loading[name] = task
+        return await asyncio.shield(task)
+
+    async def _load(self, name: str) -> LLM:
+        loop = asyncio.get_running_loop()
+        entry = self.ctx.registry.entry(name)
+        try:
+            if entry.kind == "bundled":
+                from desktop_app.core.llm import bundled
+
+                if not bundled.is_bundled_model_ready():
+                    self.model_status.emit("Preparing the built-in model (first launch only)…")
+
+                    def progress(done: int, total: int) -> None:
+                        loop.call_soon_threadsafe(self.model_progress.emit, done, total)
+
+                    await asyncio.to_thread(bundled.ensure_bundled_model, progress)
+            # The factory may verify files or open clients: not on the Qt thread.
+            llm = await asyncio.to_thread(self.ctx.registry.get, name)
+            load = getattr(llm, "load", None)
+            if load is not None and not getattr(llm, "loaded", False):
+                self.model_status.emit(f"Loading {name}…")
+                self.model_progress.emit(0, 0)
+                await load()
+            return llm
+        finally:
+            self.model_status.emit("")
+
+    def preload(self, name: str | None = None) -> asyncio.Task[LLM]:
+        """Start loading a model in the background (first launch: the bundled one)."""
+        resolved = self.ctx.registry.resolve(name)
+        return asyncio.ensure_future(self.ensure_llm(resolved))
+
+    # --- runs -----------------------------------------------------------------------------------
+    def start(self, conversation_id: str, text: str, *, model: str | None = None,
+              mode: str = "react", reuse_user_message: int | None = None) -> ActiveRun:
+        """Start a run (as a task) and return it; raises if one is already working."""
+        if self.active is not None:
+            raise RuntimeError("A run is already working; send an interrupt or stop it first.")
+        name = self.ctx.registry.resolve(model)
+        run = ActiveRun(conversation_id=conversation_id, query=text, mode=mode, model=name)
+        self.active = run
+        run.task = asyncio.ensure_future(self._drive(run, reuse_user_message))
+        return run
+
+    async def send(self, conversation_id: str, text: str, **options: Any) -> Done | None:
+        """Start a run and wait for it to end; returns its ``Done`` event."""
+        run = self.start(conversation_id, text, **options)
+        assert run.task is not None
+        try:
+            await run.task
+        except asyncio.CancelledError:
+            pass
+        return run.done
+
+    def _emit(self, run: ActiveRun, event: Event) -> None:
+        run.events.append(event)
+        if isinstance(event, Done):
+            run.done = event
+        if run.recorder is not None:
+            run.recorder.record(event)
+        self.event.emit(run.conversation_id, event)
+
+    async def _drive(self, run: ActiveRun, reuse_user_message: int | None) -> None:
+        store = self.ctx.store
+        started = time.perf_counter()
+        emit: Callable[[Event], None] = lambda e: self._emit(run, e)  # noqa: E731
+        try:
+            messages = await store.list_messages(run.conversation_id)
+            if reuse_user_message is not None:
+                messages = [m for m in messages if m.id < reuse_user_message]
+                run.user_message_id = reuse_user_message
+            else:
+                user = await store.add_message(run.conversation_id, "user", run.query)
+                run.user_message_id = user.id
+            history = to_chat_messages(messages)
+            assistant = await store.add_message(run.conversation_id, "assistant", "",
+                                                status="streaming", model=run.model)
+            run.assistant_message_id = assistant.id
+            run.recorder = RunRecorder(store, run.conversation_id, assistant.id, started)
+            self.run_started.emit(run.conversation_id, run)
+            llm = await self.ensure_llm(run.model)
+            tools = self.ctx.tools()
+            if run.mode == "dag":
+                from desktop_app.core.dag.runner import DagRunner
+
+                run.dag = DagRunner(self.ctx.registry, tools, model=run.model)
+                await run.dag.run(run.query, history=history, on_event=emit)
+            else:
+                from desktop_app.core.agent.react import ReActAgent
+                from desktop_app.core.agent.runner import drive_run
+                from desktop_app.core.context import ContextGuard
+
+                run.confirmer = Confirmer(emit, settings=self.ctx.settings)
+                agent = ReActAgent(llm, tools, context_guard=ContextGuard(llm),
+                                   confirm=run.confirmer, **self.agent_options)
+                await drive_run(agent, run.query, emit=emit, history=history,
+                                interrupt_queue=run.queue)
+        except asyncio.CancelledError:
+            if run.done is None:  # stopped before the engine started (e.g. while loading)
+                emit(Done(answer="", iterations=0, usage=Usage(), model=run.model,
+                          elapsed=time.perf_counter() - started, cancelled=True))
+        except Exception as exc:  # noqa: BLE001 - every failure must reach the user
+            if run.done is None:
+                from desktop_app.core.agent.runner import error_message
+
+                message = error_message(exc)
+                emit(ErrorEvent(message=message, kind=type(exc).__name__))
+                emit(Done(answer="", iterations=0, usage=Usage(), model=run.model,
+                          elapsed=time.perf_counter() - started, error=message))
+        finally:
+            if run.confirmer is not None:
+                run.confirmer.deny_all()
+            if run.recorder is not None:
+                await run.recorder.flush()
+            self.active = None
+            self.run_finished.emit(run.conversation_id, run.done)
+        await self._follow_up(run)
+
+    async def _follow_up(self, run: ActiveRun) -> None:
+        """Interrupts that arrived after the run took its last look start the next turn."""
+        left = run.queue.drain()
+        if not left or (run.done is not None and run.done.cancelled) or run.recorder is None:
+            return
+        ids = [i for i, text in run.recorder.interrupts if text in left]
+        await self.ctx.store.mark_interrupts_delivered(ids)
+        first_id = min((m for i, m in run.recorder.interrupt_messages.items() if i in ids),
+                       default=None)
+        self.start(run.conversation_id, "\n\n".join(left), model=run.model, mode=run.mode,
+                   reuse_user_message=first_id)
+
+    # --- during a run ---------------------------------------------------------------------------
+    async def interrupt(self, text: str) -> None:
+        """Send ``text`` to the working run (stored at once, so it is never lost)."""
+        run = self.active
+        if run is None or run.recorder is None:
+            return
+        run.queue.put(text)
+        self.interrupt_added.emit(run.conversation_id, text)
+        await run.recorder.add_interrupt(text, run.user_message_id)
+
+    def stop(self) -> None:
+        """Stop the working run; what was streamed so far is kept."""
+        run = self.active
+        if run is None:
+            return
+        if run.confirmer is not None:
+            run.confirmer.deny_all()
+        if run.dag is not None:
+            run.dag.stop()
+        if run.task is not None and not run.task.done():
+            run.task.cancel()
+
+    def answer_confirm(self, request_id: str, allow: bool, always: bool = False) -> bool:
+        run = self.active
+        if run is None or run.confirmer is None:
+            return False
+        return run.confirmer.answer(request_id, allow, always)
+
+    async def wait_idle(self) -> None:
+        """Wait until no run is working (including follow-up turns)."""
+        while self.active is not None:
+            task = self.active.task
+            if task is not None:
+                try:
+                    await asyncio.shield(task)
+                except asyncio.CancelledError:
+                    pass
+            await asyncio.sleep(0)

@@ -1,0 +1,228 @@
+"""The conversation list: newest first, full-text search, new / rename / archive / delete.
+
+Deleting moves a conversation to the store's trash and offers Undo for a few seconds.
+Search goes to the store's FTS index (as you type, debounced) and lists matching messages
+with a snippet; choosing one opens its conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.errors import DesktopAppError
+from desktop_app.core.store.async_store import AsyncStore
+from desktop_app.core.store.records import Conversation, SearchHit
+
+UNDO_SECONDS = 8
+_ID_ROLE = Qt.ItemDataRole.UserRole
+
+
+def _age(timestamp: float) -> str:
+    seconds = max(0.0, time.time() - timestamp)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return time.strftime("%d %b", time.localtime(timestamp))
+
+
+class Sidebar(QFrame):
+    """Lists conversations; emits which one to open."""
+
+    conversation_selected = Signal(str)
+    new_requested = Signal()
+    settings_requested = Signal()
+    conversation_deleted = Signal(str)
+
+    def __init__(self, store: AsyncStore, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("Sidebar")
+        self.store = store
+        self.conversations: list[Conversation] = []
+        self.hits: list[SearchHit] = []
+        self._current: str | None = None
+        self._undo_id: str | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 10, 8, 8)
+        self.new_button = QPushButton("＋  New chat")
+        self.new_button.setObjectName("Primary")
+        self.new_button.clicked.connect(self.new_requested.emit)
+        layout.addWidget(self.new_button)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search all messages…")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(lambda _: self._debounce.start())
+        layout.addWidget(self.search)
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(200)
+        self._debounce.timeout.connect(lambda: self._spawn(self.refresh()))
+        self.list = QListWidget()
+        self.list.setWordWrap(True)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._menu)
+        self.list.itemActivated.connect(self._activated)
+        self.list.itemClicked.connect(self._activated)
+        layout.addWidget(self.list, 1)
+        self.empty = QLabel("No conversations yet.\nStart one with “New chat”.")
+        self.empty.setObjectName("Muted")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        layout.addWidget(self.empty)
+        self.undo_bar = QFrame()
+        undo = QHBoxLayout(self.undo_bar)
+        undo.setContentsMargins(0, 0, 0, 0)
+        self.undo_label = QLabel("Conversation deleted")
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.clicked.connect(lambda: self._spawn(self.undo_delete()))
+        undo.addWidget(self.undo_label, 1)
+        undo.addWidget(self.undo_button)
+        self.undo_bar.hide()
+        layout.addWidget(self.undo_bar)
+        self._undo_timer = QTimer(self)
+        self._undo_timer.setSingleShot(True)
+        self._undo_timer.timeout.connect(self.undo_bar.hide)
+        bottom = QHBoxLayout()
+        self.show_archived = QCheckBox("Archived")
+        self.show_archived.setToolTip("Show archived conversations instead")
+        self.show_archived.toggled.connect(lambda _: self._spawn(self.refresh()))
+        self.settings_button = QPushButton("Settings")
+        self.settings_button.clicked.connect(self.settings_requested.emit)
+        bottom.addWidget(self.show_archived)
+        bottom.addStretch(1)
+        bottom.addWidget(self.settings_button)
+        layout.addLayout(bottom)
+        self.status = QLabel("")
+        self.status.setObjectName("Muted")
+        self.status.setWordWrap(True)
+        self.status.hide()
+        layout.addWidget(self.status)
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(self._guard(coro))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _guard(self, coro: Any) -> None:
+        try:
+            await coro
+            self.status.hide()
+        except DesktopAppError as exc:
+            self.status.setText(str(exc))
+            self.status.show()
+
+    # --- listing --------------------------------------------------------------------------------
+    async def refresh(self) -> None:
+        """Re-read the list (or the search results) from the store."""
+        text = self.search.text().strip()
+        self.list.clear()
+        if text:
+            self.hits = await self.store.search(text, limit=50, highlight=("«", "»"))
+            for hit in self.hits:
+                snippet = " ".join(hit.snippet.split())
+                item = QListWidgetItem(f"{hit.conversation_title or 'Untitled'}\n{snippet}")
+                item.setData(_ID_ROLE, hit.conversation_id)
+                item.setToolTip(snippet)
+                self.list.addItem(item)
+            self.empty.setText(f"Nothing matches “{text}”.")
+            self.empty.setVisible(not self.hits)
+            return
+        self.conversations = await self.store.list_conversations(
+            archived=self.show_archived.isChecked())
+        for conv in self.conversations:
+            title = conv.title or "New conversation"
+            pin = "📌 " if conv.pinned else ""
+            item = QListWidgetItem(f"{pin}{title}\n{_age(conv.updated_at)}")
+            item.setData(_ID_ROLE, conv.id)
+            item.setToolTip(title)
+            self.list.addItem(item)
+            if conv.id == self._current:
+                self.list.setCurrentItem(item)
+        self.empty.setText("No archived conversations." if self.show_archived.isChecked()
+                           else "No conversations yet.\nStart one with “New chat”.")
+        self.empty.setVisible(not self.conversations)
+
+    def set_current(self, conversation_id: str | None) -> None:
+        self._current = conversation_id
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(_ID_ROLE) == conversation_id:
+                self.list.setCurrentItem(item)
+                return
+
+    def ids(self) -> list[str]:
+        return [self.list.item(i).data(_ID_ROLE) for i in range(self.list.count())]
+
+    def _activated(self, item: QListWidgetItem) -> None:
+        conversation_id = item.data(_ID_ROLE)
+        if conversation_id and conversation_id != self._current:
+            self._current = conversation_id
+            self.conversation_selected.emit(conversation_id)
+
+    # --- actions --------------------------------------------------------------------------------
+    def _menu(self, pos: QPoint) -> None:
+        item = self.list.itemAt(pos)
+        if item is None:
+            return
+        conversation_id = item.data(_ID_ROLE)
+        menu = QMenu(self)
+        menu.addAction("Rename…", lambda: self._rename_dialog(conversation_id))
+        archived = self.show_archived.isChecked()
+        menu.addAction("Unarchive" if archived else "Archive",
+                       lambda: self._spawn(self.archive(conversation_id, not archived)))
+        menu.addSeparator()
+        menu.addAction("Delete", lambda: self._spawn(self.delete(conversation_id)))
+        menu.popup(self.list.viewport().mapToGlobal(pos))
+
+    def _rename_dialog(self, conversation_id: str) -> None:
+        current = next((c.title for c in self.conversations if c.id == conversation_id), "")
+        title, ok = QInputDialog.getText(self, "Rename conversation", "Title:", text=current)
+        if ok and title.strip():
+            self._spawn(self.rename(conversation_id, title))
+
+    async def rename(self, conversation_id: str, title: str) -> None:
+        await self.store.rename_conversation(conversation_id, title)
+        await self.refresh()
+
+    async def archive(self, conversation_id: str, archived: bool = True) -> None:
+        await self.store.set_archived(conversation_id, archived)
+        await self.refresh()
+
+    async def delete(self, conversation_id: str) -> None:
+        """Move to the trash; Undo brings it back for ``UNDO_SECONDS``."""
+        conv = await self.store.delete_conversation(conversation_id)
+        self._undo_id = conversation_id
+        self.undo_label.setText(f"Deleted “{conv.title or 'conversation'}”")
+        self.undo_bar.show()
+        self._undo_timer.start(UNDO_SECONDS * 1000)
+        self.conversation_deleted.emit(conversation_id)
+        await self.refresh()
+
+    async def undo_delete(self) -> None:
+        if self._undo_id is None:
+            return
+        conversation_id, self._undo_id = self._undo_id, None
+        await self.store.restore_conversation(conversation_id)
+        self.undo_bar.hide()
+        await self.refresh()
