@@ -1,0 +1,181 @@
+"""The Python code tool: runs code in a limited child; time, memory, network and file limits."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tools_helpers import make_workspace
+
+from desktop_app.core.store.settings import Settings
+from desktop_app.core.tools.builtin import default_tools
+from desktop_app.core.tools.builtin.code import SCRATCH, PythonCodeTool, _limits
+from desktop_app.core.tools.sandbox import Workspace
+
+pytestmark = [pytest.mark.anyio,
+              pytest.mark.skipif(os.name != "posix", reason="process limits are POSIX")]
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return Workspace(make_workspace(tmp_path))
+
+
+@pytest.fixture
+def tool(ws: Workspace) -> PythonCodeTool:
+    return PythonCodeTool(ws, timeout=10, memory_mb=256)
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A real loopback TCP listener the code will try (and fail) to reach."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+async def test_runs_code_and_returns_its_output(tool: PythonCodeTool) -> None:
+    result = await tool.run({"code": "import math\nprint(math.factorial(20))"})
+    assert result.ok and "2432902008176640000" in result.text
+
+
+async def test_working_folder_is_the_workspace(tool: PythonCodeTool, ws: Workspace) -> None:
+    code = "print(open('notes.txt').read().splitlines()[0])\nopen('made.txt','w').write('ok')"
+    result = await tool.run({"code": code})
+    assert "first line" in result.text
+    assert (ws.root / "made.txt").read_text() == "ok"
+
+
+async def test_home_and_tmp_are_a_scratch_folder_inside_the_workspace(tool: PythonCodeTool,
+                                                                      ws: Workspace) -> None:
+    code = ("import os, tempfile\nprint(os.environ['HOME'])\nprint(tempfile.gettempdir())\n"
+            "f = tempfile.NamedTemporaryFile(delete=False); f.write(b'x'); f.close()")
+    result = await tool.run({"code": code})
+    assert result.ok, result.error
+    assert result.text.count(str(ws.root / SCRATCH)) == 2
+    assert not (ws.root / SCRATCH).exists()  # removed after the run
+
+
+async def test_time_limit_stops_the_program(tool: PythonCodeTool) -> None:
+    started = time.monotonic()
+    result = await tool.run({"code": "print('started', flush=True)\nwhile True: pass", "timeout": 1})
+    assert time.monotonic() - started < 6
+    assert result.error and "1 s time limit" in result.error and "started" in result.error
+
+
+async def test_time_limit_also_kills_a_sleeping_program(tool: PythonCodeTool) -> None:
+    started = time.monotonic()
+    result = await tool.run({"code": "import time\ntime.sleep(60)", "timeout": 1})
+    assert time.monotonic() - started < 6 and "time limit" in (result.error or "")
+
+
+async def test_memory_limit_is_enforced(tool: PythonCodeTool) -> None:
+    result = await tool.run({"code": "block = bytearray(1024 * 1024 * 1024)\nprint('allocated')"})
+    assert result.error and "ran out of memory (limit 256 MB)" in result.error
+    assert "allocated" not in result.error
+
+
+async def test_memory_below_the_limit_works(tool: PythonCodeTool) -> None:
+    result = await tool.run({"code": "block = bytearray(64 * 1024 * 1024)\nprint(len(block))"})
+    assert result.ok and "67108864" in result.text
+
+
+async def test_no_network_connect_to_loopback_listener_fails(tool: PythonCodeTool,
+                                                           listener: socket.socket) -> None:
+    port = listener.getsockname()[1]
+    code = f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('CONNECTED')"
+    result = await tool.run({"code": code})
+    assert result.error and "CONNECTED" not in result.error
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nothing ever reached the listener
+
+
+def test_network_namespace_alone_blocks_loopback(listener: socket.socket) -> None:
+    """The kernel layer without the audit hook: a plain child in the preexec limits."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("network namespaces are Linux-only")
+    port = listener.getsockname()[1]
+    code = ("import os, socket\nprint(os.stat('/proc/self/ns/net').st_ino)\n"
+            f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+            "    print('CONNECTED')\nexcept OSError as exc:\n    print('REFUSED', exc.errno)\n")
+    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
+                          preexec_fn=_limits(512 * 1024 * 1024, 10), timeout=30)
+    child_ns, outcome = proc.stdout.split("\n")[:2]
+    if child_ns == str(os.stat("/proc/self/ns/net").st_ino):
+        pytest.skip("this kernel/container does not permit new network namespaces")
+    assert outcome.startswith("REFUSED")
+    with pytest.raises(BlockingIOError):
+        listener.accept()
+
+
+@pytest.mark.parametrize("code", [
+    "open('{outside}/evil.txt', 'w').write('x')",
+    "import os\nos.remove('{outside}/secret.txt')",
+    "import os\nos.rename('{outside}/secret.txt', 'stolen.txt')",
+    "import os\nos.symlink('{outside}/secret.txt', 'link.txt')\nopen('link.txt', 'w').write('x')",
+    "import shutil\nshutil.rmtree('{outside}')",
+    "import os\nos.mkdir('{outside}/newdir')",
+])
+async def test_writing_outside_the_workspace_is_refused(tool: PythonCodeTool, tmp_path: Path,
+                                                        code: str) -> None:
+    outside = tmp_path / "outside"
+    result = await tool.run({"code": code.format(outside=outside)})
+    assert result.error and "PermissionError" in result.error
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == "TOP-SECRET-CONTENT budget\n"
+
+
+async def test_reading_private_files_outside_is_refused(tool: PythonCodeTool, tmp_path: Path) -> None:
+    result = await tool.run({"code": f"print(open('{tmp_path}/outside/secret.txt').read())"})
+    assert result.error and "TOP-SECRET" not in result.error and "not allowed" in result.error
+    listing = await tool.run({"code": f"import os\nprint(os.listdir('{tmp_path}/outside'))"})
+    assert listing.error and "secret.txt" not in listing.error
+
+
+@pytest.mark.parametrize(("code", "message"), [
+    ("import subprocess\nsubprocess.run(['echo', 'hi'])", "starting other programs"),
+    ("import os\nos.system('echo hi')", "starting other programs"),
+    ("import ctypes", "ctypes"),
+])
+async def test_escape_hatches_are_closed(tool: PythonCodeTool, code: str, message: str) -> None:
+    result = await tool.run({"code": code})
+    assert result.error and message in result.error
+
+
+async def test_errors_show_the_traceback(tool: PythonCodeTool) -> None:
+    result = await tool.run({"code": "def f():\n    return 1 / 0\nf()"})
+    assert result.error and "ZeroDivisionError" in result.error and 'File "<code>", line 2' in result.error
+    syntax = await tool.run({"code": "print('unclosed"})
+    assert syntax.error and "SyntaxError" in syntax.error
+
+
+async def test_exit_code_is_reported(tool: PythonCodeTool) -> None:
+    result = await tool.run({"code": "import sys\nsys.exit(3)"})
+    assert result.error and "exit code 3" in result.error
+
+
+async def test_huge_output_is_cut(ws: Workspace) -> None:
+    tool = PythonCodeTool(ws, max_output_chars=1000)
+    result = await tool.run({"code": "print('x' * 1_000_000)"})
+    assert result.ok and len(result.text) < 1500 and "cut" in result.text
+
+
+def test_code_tool_is_off_by_default_and_needs_confirmation(tmp_path: Path) -> None:
+    assert "run_python" not in {t.name for t in default_tools(Settings())}
+    settings = Settings()
+    settings.tools.code_tool_enabled = True
+    assert "run_python" not in {t.name for t in default_tools(settings)}  # no workspace yet
+    settings.tools.workspace = str(make_workspace(tmp_path))
+    [code_tool] = [t for t in default_tools(settings) if t.name == "run_python"]
+    assert code_tool.read_only is False
+    settings.tools.disabled = ["run_python"]
+    assert "run_python" not in {t.name for t in default_tools(settings)}
