@@ -135,14 +135,15 @@ def _step_markdown(s: ToolStep, artifacts: list[ArtifactRecord]) -> str:
                                                              indent=2)
     timing = f" ({s.elapsed:.2f} s)" if s.elapsed is not None else ""
     state = " — failed" if s.error else ""
-    parts = ["**Arguments**", _fence(args, "json")]
+    parts = ["**Arguments**", _fence(args, "text" if isinstance(s.args, str) else "json")]
     if s.observation:
         parts += ["**Result**", _fence(s.observation, "text")]
     if s.error:
         parts += ["**Error**", _fence(s.error, "text")]
     for a in artifacts:
         if a.step_id == s.id:
-            parts += [f"**Artifact** `{a.name}` ({a.mime_type})", _fence(a.content, _lang(a.mime_type))]
+            parts += [f"**Artifact** `{a.name}` ({a.mime_type})",
+                      _fence(a.content, _lang(a.mime_type))]
     summary = (f"Tool step {s.iteration}: <code>{html.escape(s.tool)}</code>"
                f"{html.escape(timing + state)}")
     return _details(summary, "\n\n".join(parts))

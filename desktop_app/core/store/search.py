@@ -10,6 +10,7 @@ so results appear while the user is still typing.
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 
 from desktop_app.core.errors import StorageError
 from desktop_app.core.store.records import SearchHit
@@ -20,6 +21,8 @@ SNIPPET_TOKENS = 12
 
 def build_match_query(text: str, *, prefix_last: bool = True) -> str | None:
     """The FTS5 MATCH expression for ``text``; None when there is nothing to search for."""
+    # Control characters (a NUL ends an FTS5 string early) separate terms like spaces.
+    text = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
     terms = [t for t in text.split() if any(ch.isalnum() for ch in t)]
     if not terms:
         return None
