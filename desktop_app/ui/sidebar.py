@@ -138,7 +138,11 @@ class Sidebar(QFrame):
         text = self.search.text().strip()
         self.list.clear()
         if text:
-            self.hits = await self.store.search(text, limit=50, highlight=("«", "»"))
+            hits = await self.store.search(text, limit=100, highlight=("«", "»"))
+            seen: set[str] = set()
+            # One row per conversation: its best-ranked message (hits come best first).
+            self.hits = [h for h in hits
+                         if h.conversation_id not in seen and not seen.add(h.conversation_id)]
             for hit in self.hits:
                 snippet = " ".join(hit.snippet.split())
                 item = QListWidgetItem(f"{hit.conversation_title or 'Untitled'}\n{snippet}")

@@ -27,8 +27,7 @@ def test_full_run_renders_card_streamed_answer_and_footer(qtbot, loop) -> None:
         window = await make_window(qtbot, llm)
         window.composer.set_text("What is 2+3?")
         window.composer.submit()
-        await wait_for(lambda: window.controller.active is not None)
-        await window.controller.wait_idle()
+        await wait_for(lambda: not llm.replies and window.controller.active is None)
         return window
 
     window = loop.run_until_complete(scenario())

@@ -1,0 +1,100 @@
+"""The sidebar over the real store: order, FTS search, rename, archive, delete with undo."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from desktop_app.core.llm.testing import ScriptedLLM
+from ui_helpers import make_window, wait_for
+
+pytestmark = pytest.mark.gui
+
+
+async def _seed(window, titles_and_texts):
+    store = window.ctx.store
+    ids = []
+    for title, text in titles_and_texts:
+        conv = await store.create_conversation(title)
+        await store.add_message(conv.id, "user", text)
+        await store.add_message(conv.id, "assistant", f"answer about {text}")
+        ids.append(conv.id)
+        await asyncio.sleep(0.01)  # distinct updated_at
+    await window.sidebar.refresh()
+    return ids
+
+
+def test_conversations_are_listed_newest_first(qtbot, loop) -> None:
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"))
+        ids = await _seed(window, [("old", "a"), ("middle", "b"), ("new", "c")])
+        return window, ids
+
+    window, ids = loop.run_until_complete(scenario())
+    assert window.sidebar.ids() == list(reversed(ids))
+    assert not window.sidebar.empty.isVisible()
+
+
+def test_search_box_uses_full_text_search_and_opens_the_hit(qtbot, loop) -> None:
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"))
+        ids = await _seed(window, [("trip", "packing list for norway"),
+                                   ("code", "python decorators explained"),
+                                   ("food", "a recipe for pancakes")])
+        window.sidebar.search.setText("decorators")
+        await wait_for(lambda: window.sidebar.ids() == [ids[1]])
+        item = window.sidebar.list.item(0)
+        text = item.text()
+        window.sidebar.list.itemClicked.emit(item)
+        await wait_for(lambda: window.conversation_id == ids[1])
+        await wait_for(lambda: len(window.chat.items()) == 2)
+        window.sidebar.search.setText("zeppelin")
+        await wait_for(lambda: window.sidebar.ids() == [])
+        return window, text
+
+    window, text = loop.run_until_complete(scenario())
+    assert "«decorators»" in text and text.startswith("code")
+    assert window.chat.items()[0].text == "python decorators explained"
+    assert window.sidebar.empty.isVisible() and "zeppelin" in window.sidebar.empty.text()
+
+
+def test_rename_archive_and_delete_with_undo(qtbot, loop) -> None:
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"))
+        a, b = await _seed(window, [("first", "x"), ("second", "y")])
+        sidebar = window.sidebar
+        await sidebar.rename(a, "Renamed")
+        titles = [c.title for c in sidebar.conversations]
+        await sidebar.archive(b)
+        after_archive = sidebar.ids()
+        sidebar.show_archived.setChecked(True)
+        await wait_for(lambda: sidebar.ids() == [b])
+        sidebar.show_archived.setChecked(False)
+        await wait_for(lambda: sidebar.ids() == [a])
+        await sidebar.delete(a)
+        after_delete = (sidebar.ids(), sidebar.undo_bar.isVisible())
+        sidebar.undo_button.click()
+        await wait_for(lambda: sidebar.ids() == [a])
+        return titles, after_archive, after_delete, sidebar.undo_bar.isVisible()
+
+    titles, after_archive, after_delete, undo_visible = loop.run_until_complete(scenario())
+    assert "Renamed" in titles
+    assert len(after_archive) == 1
+    assert after_delete == ([], True)
+    assert not undo_visible
+
+
+def test_last_conversation_is_reopened_on_next_launch(qtbot, loop) -> None:
+    async def scenario():
+        first = await make_window(qtbot, ScriptedLLM(["hello there"], model_id="m"))
+        ids = await _seed(first, [("keep me", "remember this")])
+        await first.open_conversation(ids[0])
+        first.close()
+        await first.ctx.store.aclose()
+        second = await make_window(qtbot, ScriptedLLM(model_id="m"))
+        return second, ids[0]
+
+    second, conv_id = loop.run_until_complete(scenario())
+    assert second.conversation_id == conv_id
+    assert second.chat.items()[0].text == "remember this"
