@@ -50,6 +50,9 @@ def register(subparsers: Any) -> None:
                         help="use JSON mode even if the model supports native tool calls")
     parser.add_argument("--yes", "-y", action="store_true",
                         help="run tools that change things without asking for confirmation")
+    parser.add_argument("--dag", action="store_true",
+                        help="DAG mode: plan the goal as steps that run in parallel, each on "
+                             "the model that suits it, then answer from their results")
     parser.set_defaults(func=run_ask)
 
 
@@ -148,6 +151,10 @@ async def _ask(args: argparse.Namespace) -> int:
     registry = build_registry(settings)
     printer = TerminalPrinter(events=args.events)
     try:
+        if getattr(args, "dag", False):
+            from desktop_app.cli._dag import run_dag_goal
+
+            return await run_dag_goal(args, registry, settings, printer)
         llm = registry.get(registry.resolve(args.model))
         return await _run(args, llm, settings, printer)
     finally:

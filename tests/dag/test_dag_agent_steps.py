@@ -56,7 +56,7 @@ def test_step_with_model_hint_fast_runs_on_the_model_registered_as_fast() -> Non
 
 
 def test_model_hint_by_name_and_unknown_hint_falls_back_to_default() -> None:
-    registry, big, small = two_models()
+    registry, _, _ = two_models()
     executor = DAGExecutor(registry)
     assert executor.resolve_model_name(PlanStep(id="a", task="t", model_hint="small")) == "small"
     assert executor.resolve_model_name(PlanStep(id="a", task="t", model_hint="general")) == "big"

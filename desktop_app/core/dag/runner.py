@@ -210,7 +210,7 @@ class DagRunner:
 
         await emit(AnswerStart())
         text, usage, error = await self._call(stream_synthesis(
-            llm, synthesis_messages(goal, executions, draft), delta,
+            llm, synthesis_messages(goal, executions), delta,
             max_tokens=self.synthesis_max_tokens))
         result.usage = result.usage + usage
         if not text.strip():

@@ -41,12 +41,13 @@ def results_text(executions: Sequence[ExecutionResult]) -> str:
     return "\n\n".join(parts)
 
 
-def synthesis_messages(goal: str, executions: Sequence[ExecutionResult],
-                       draft: str = "") -> list[ChatMessage]:
-    """The system and user messages of the synthesis call."""
+def synthesis_messages(goal: str, executions: Sequence[ExecutionResult]) -> list[ChatMessage]:
+    """The system and user messages of the synthesis call.
+
+    The analyzer's draft answer is deliberately left out: small models copy such a line
+    verbatim, label included. It serves only as the fallback when synthesis fails.
+    """
     user = f"Goal: {goal.strip()}\n\nStep results:\n{results_text(executions)}"
-    if draft.strip():
-        user += f"\n\nA reviewer's short draft answer: {draft.strip()}"
     return [ChatMessage.system(SYNTHESIS_PROMPT), ChatMessage.user(user)]
 
 
