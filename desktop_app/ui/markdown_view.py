@@ -10,7 +10,7 @@ and is highlighted once when it closes.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, QUrl, Qt, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QFont, QFontDatabase, QGuiApplication, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,

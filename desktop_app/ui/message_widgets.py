@@ -7,7 +7,7 @@ streamed answer, errors (with what to do), and a footer with the run's numbers.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,

@@ -14,7 +14,14 @@ import logging
 import time
 from typing import Any
 
-from desktop_app.core.agent.events import AnswerDelta, Done, Event, Inject, IterationDone, IterationStart
+from desktop_app.core.agent.events import (
+    AnswerDelta,
+    Done,
+    Event,
+    Inject,
+    IterationDone,
+    IterationStart,
+)
 from desktop_app.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication, QPalette, QColor
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 ThemeName = Literal["light", "dark", "system"]

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
-import pytest
-
 # Must happen before pytest-qt creates the QApplication (QtWebEngine requirement).
 import PySide6.QtWebEngineWidgets  # noqa: F401,E402
+import pytest
 
 from desktop_app.ui.event_loop import make_event_loop  # noqa: E402
 

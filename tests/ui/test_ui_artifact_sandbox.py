@@ -15,10 +15,10 @@ from collections.abc import Iterator
 
 import pytest
 from PySide6.QtWebEngineWidgets import QWebEngineView
+from ui_helpers import wait_for
 
 from desktop_app.ui.artifact_pane import ArtifactPane
 from desktop_app.ui.web_security import CSP, with_csp
-from ui_helpers import wait_for
 
 pytestmark = pytest.mark.gui
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+from ui_helpers import make_window, wait_for
 
 from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final
 from desktop_app.ui.markdown_view import CodeBlockWidget
-from ui_helpers import make_window, wait_for
 
 pytestmark = pytest.mark.gui
 

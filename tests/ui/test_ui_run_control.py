@@ -7,9 +7,9 @@ import time
 
 import pytest
 from PySide6.QtCore import Qt
+from ui_helpers import make_window, wait_for
 
 from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final
-from ui_helpers import make_window, wait_for
 
 pytestmark = pytest.mark.gui
 

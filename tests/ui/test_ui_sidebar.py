@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from ui_helpers import make_window, wait_for
 
 from desktop_app.core.llm.testing import ScriptedLLM
-from ui_helpers import make_window, wait_for
 
 pytestmark = pytest.mark.gui
 

@@ -1,0 +1,237 @@
+"""The settings dialog: models, defaults and roles, tools, MCP servers, appearance.
+
+Edits a copy of the settings; Save validates everything first (unique names, required
+fields, files that exist), stores typed API keys in the OS keyring — never in the settings
+file — and only then emits ``saved``. When no keyring exists it says so and what to do
+instead (an environment variable), and nothing is saved.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.errors import ConfigError, SecretsError
+from desktop_app.core.store import secrets
+from desktop_app.core.store.settings import Settings
+from desktop_app.core.tools.builtin import default_tools
+from desktop_app.ui.settings_endpoints import EndpointsEditor, key_ref
+from desktop_app.ui.settings_models import LocalModelsEditor, McpEditor
+
+ROLES = ("general", "fast", "reasoning")
+
+
+class SettingsDialog(QDialog):
+    """Edit settings; ``saved(Settings)`` after a successful save."""
+
+    saved = Signal(object)
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.resize(820, 560)
+        self.original = settings
+        self.settings = settings.model_copy(deep=True)
+        layout = QVBoxLayout(self)
+        self.error = QLabel("")
+        self.error.setObjectName("ErrorCard")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        layout.addWidget(self.error)
+        self.tabs = QTabWidget()
+        layout.addWidget(self.tabs, 1)
+
+        self.endpoints = EndpointsEditor(self.settings.endpoints)
+        self.tabs.addTab(self.endpoints, "Hosted & server models")
+        self.local = LocalModelsEditor(self.settings.bundled, self.settings.local_models)
+        self.tabs.addTab(self.local, "Local models")
+        self.tabs.addTab(self._defaults_tab(), "Defaults && roles")
+        self.tabs.addTab(self._tools_tab(), "Tools")
+        self.mcp = McpEditor(self.settings.mcp_servers)
+        self.tabs.addTab(self.mcp, "MCP servers")
+        self.tabs.addTab(self._appearance_tab(), "Appearance")
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        layout.addWidget(buttons)
+
+    # --- tabs -----------------------------------------------------------------------------------
+    def _model_names(self) -> list[str]:
+        names = [self.settings.bundled.name] if self.settings.bundled.enabled else []
+        names += [m.name for m in self.settings.local_models]
+        names += [e.name for e in self.settings.endpoints]
+        return names
+
+    def _defaults_tab(self) -> QWidget:
+        tab = QWidget()
+        form = QFormLayout(tab)
+        self.default_model = QComboBox()
+        self.default_model.setEditable(True)
+        self.default_model.addItem("")
+        self.default_model.addItems(self._model_names())
+        self.default_model.setEditText(self.settings.default_model or "")
+        form.addRow("Default model", self.default_model)
+        form.addRow(QLabel("Empty means the built-in model. Roles pick models for DAG "
+                           "steps and helper calls; empty means automatic."))
+        self.role_boxes: dict[str, QComboBox] = {}
+        for role in ROLES:
+            box = QComboBox()
+            box.setEditable(True)
+            box.addItem("")
+            box.addItems(self._model_names())
+            box.setEditText(self.settings.roles.get(role, ""))
+            self.role_boxes[role] = box
+            form.addRow(f"Role “{role}”", box)
+        return tab
+
+    def _tools_tab(self) -> QWidget:
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.addWidget(QLabel("Tools the assistant may use:"))
+        self.tool_list = QListWidget()
+        for tool in default_tools(None):
+            item = QListWidgetItem(f"{tool.name} — {tool.description}"
+                                   + ("" if tool.read_only else "  (asks before changing things)"))
+            item.setData(Qt.ItemDataRole.UserRole, tool.name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            disabled = tool.name in self.settings.tools.disabled
+            item.setCheckState(Qt.CheckState.Unchecked if disabled else Qt.CheckState.Checked)
+            self.tool_list.addItem(item)
+        layout.addWidget(self.tool_list, 1)
+        row = QHBoxLayout()
+        self.workspace = QLineEdit(self.settings.tools.workspace or "")
+        self.workspace.setPlaceholderText("folder the file tools may read and write")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse_workspace)
+        row.addWidget(QLabel("Workspace folder"))
+        row.addWidget(self.workspace, 1)
+        row.addWidget(browse)
+        layout.addLayout(row)
+        self.always_allow = QLabel("Always allowed without asking: "
+                                   + (", ".join(self.settings.tools.always_allow) or "none"))
+        self.always_allow.setWordWrap(True)
+        self.reset_always = QPushButton("Ask again for all tools")
+        self.reset_always.clicked.connect(self._reset_always)
+        layout.addWidget(self.always_allow)
+        layout.addWidget(self.reset_always)
+        return tab
+
+    def _appearance_tab(self) -> QWidget:
+        tab = QWidget()
+        form = QFormLayout(tab)
+        self.theme = QComboBox()
+        for label, value in (("System", "system"), ("Light", "light"), ("Dark", "dark")):
+            self.theme.addItem(label, value)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(self.settings.ui.theme)))
+        form.addRow("Theme", self.theme)
+        return tab
+
+    def _browse_workspace(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Workspace folder", self.workspace.text())
+        if folder:
+            self.workspace.setText(folder)
+
+    def _reset_always(self) -> None:
+        self.settings.tools.always_allow = []
+        self.always_allow.setText("Always allowed without asking: none")
+
+    # --- saving ---------------------------------------------------------------------------------
+    def collect(self) -> Settings:
+        """The settings as edited (not validated)."""
+        self.endpoints.commit()
+        self.local.commit()
+        self.mcp.commit()
+        s = self.settings.model_copy(deep=True)
+        s.endpoints = [e.model_copy() for e in self.endpoints.endpoints]
+        s.bundled = self.local.bundled_config()
+        s.local_models = [m.model_copy() for m in self.local.models]
+        s.mcp_servers = [m.model_copy() for m in self.mcp.servers]
+        s.default_model = self.default_model.currentText().strip() or None
+        s.roles = {role: box.currentText().strip() for role, box in self.role_boxes.items()
+                   if box.currentText().strip()}
+        s.tools.disabled = [self.tool_list.item(i).data(Qt.ItemDataRole.UserRole)
+                            for i in range(self.tool_list.count())
+                            if self.tool_list.item(i).checkState() != Qt.CheckState.Checked]
+        s.tools.workspace = self.workspace.text().strip() or None
+        s.ui.theme = self.theme.currentData()
+        return s
+
+    def validate(self, s: Settings) -> list[str]:
+        """Problems that would stop the app from using these settings, in plain words."""
+        problems: list[str] = []
+        names = [n for n in ([s.bundled.name] if s.bundled.enabled else [])]
+        names += [m.name for m in s.local_models] + [e.name for e in s.endpoints]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            problems.append(f"Two models share the name {', '.join(duplicates)}; rename one.")
+        for e in s.endpoints:
+            if not e.name:
+                problems.append("An endpoint has no name.")
+            if not e.base_url.startswith(("http://", "https://")):
+                problems.append(f"Endpoint “{e.name}”: the base URL must start with http:// or https://.")
+            if not e.model:
+                problems.append(f"Endpoint “{e.name}”: choose a model (Fetch models lists them).")
+        for m in s.local_models:
+            if not Path(m.path).expanduser().is_file():
+                problems.append(f"Local model “{m.name}”: the file {m.path} does not exist.")
+        for server in s.mcp_servers:
+            if server.transport == "stdio" and not server.command:
+                problems.append(f"MCP server “{server.name}”: give the command that starts it.")
+            if server.transport == "http" and not (server.url or "").startswith(("http://", "https://")):
+                problems.append(f"MCP server “{server.name}”: give its http(s) URL.")
+        for label, value in [("Default model", s.default_model), *s.roles.items()]:
+            if value and value not in names:
+                problems.append(f"{label}: no model is called “{value}”.")
+        if s.tools.workspace and not Path(s.tools.workspace).expanduser().is_dir():
+            problems.append(f"The workspace folder {s.tools.workspace} does not exist.")
+        return problems
+
+    def save(self) -> bool:
+        """Validate, store new API keys in the keyring, emit ``saved``; False if blocked."""
+        s = self.collect()
+        problems = self.validate(s)
+        if problems:
+            self._show_error("\n".join(problems))
+            return False
+        try:
+            for index, key in self.endpoints.new_keys.items():
+                endpoint = s.endpoints[index]
+                ref = key_ref(endpoint.name)
+                secrets.set_api_key(ref, key)
+                s.endpoints[index] = endpoint.model_copy(update={"api_key_ref": ref})
+        except SecretsError as exc:
+            self._show_error(f"The API key was not saved: {exc}")
+            return False
+        except ConfigError as exc:
+            self._show_error(str(exc))
+            return False
+        self.endpoints.new_keys.clear()
+        self.result = s
+        self.saved.emit(s)
+        self.accept()
+        return True
+
+    def _show_error(self, text: str) -> None:
+        self.error.setText(f"⚠ {text}")
+        self.error.show()
+

@@ -1,0 +1,253 @@
+"""Settings: OpenAI-compatible endpoints — presets, model list from ``/v1/models``, test.
+
+The API key field is write-only: a stored key is never read back into the dialog (it is
+in the OS keyring); typing a new one replaces it when the settings are saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.errors import DesktopAppError
+from desktop_app.core.store.settings import EndpointModelConfig
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A known kind of OpenAI-compatible server."""
+
+    label: str
+    base_url: str
+    needs_key: bool
+    example_model: str
+
+
+PRESETS = (
+    Preset("OpenAI", "https://api.openai.com/v1", True, "gpt-4o-mini"),
+    Preset("Ollama", "http://localhost:11434/v1", False, "llama3.1"),
+    Preset("LM Studio", "http://localhost:1234/v1", False, "local-model"),
+    Preset("llama.cpp server", "http://localhost:8080/v1", False, "default"),
+    Preset("vLLM", "http://localhost:8000/v1", False, "meta-llama/Llama-3.1-8B-Instruct"),
+    Preset("OpenRouter", "https://openrouter.ai/api/v1", True, "openai/gpt-4o-mini"),
+)
+
+
+def key_ref(name: str) -> str:
+    """The keyring entry name of an endpoint's key."""
+    return f"endpoint:{name}"
+
+
+class EndpointsEditor(QWidget):
+    """A list of endpoints and a form for the selected one."""
+
+    def __init__(self, endpoints: list[EndpointModelConfig], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.endpoints = [e.model_copy(deep=True) for e in endpoints]
+        #: Keys typed in this dialog, by endpoint index; saved to the keyring on Save.
+        self.new_keys: dict[int, str] = {}
+        self._row = -1
+        self._tasks: set[asyncio.Future[Any]] = set()
+        outer = QHBoxLayout(self)
+        left = QVBoxLayout()
+        self.list = QListWidget()
+        self.list.currentRowChanged.connect(self._select)
+        buttons = QHBoxLayout()
+        self.add_button = QPushButton("Add")
+        self.add_button.clicked.connect(self.add_endpoint)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.clicked.connect(self.remove_endpoint)
+        buttons.addWidget(self.add_button)
+        buttons.addWidget(self.remove_button)
+        left.addWidget(self.list, 1)
+        left.addLayout(buttons)
+        outer.addLayout(left, 1)
+
+        self.form_widget = QWidget()
+        form = QFormLayout(self.form_widget)
+        self.preset = QComboBox()
+        self.preset.addItem("Custom…", None)
+        for preset in PRESETS:
+            self.preset.addItem(preset.label, preset)
+        self.preset.activated.connect(self._apply_preset)
+        self.name = QLineEdit()
+        self.base_url = QLineEdit()
+        self.base_url.setPlaceholderText("https://host/v1")
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.fetch_button = QPushButton("Fetch models")
+        self.fetch_button.setToolTip("Ask the server for its models (GET /v1/models)")
+        self.fetch_button.clicked.connect(lambda: self._spawn(self.fetch_models()))
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(self.fetch_button)
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key_env = QLineEdit()
+        self.api_key_env.setPlaceholderText("optional, e.g. OPENAI_API_KEY")
+        self.context_size = QSpinBox()
+        self.context_size.setRange(512, 2_000_000)
+        self.context_size.setSingleStep(1024)
+        self.tool_call = QCheckBox("native tool calls")
+        self.json_mode = QCheckBox("JSON mode")
+        self.thinking = QCheckBox("reasoning output")
+        self.vision = QCheckBox("images")
+        abilities = QHBoxLayout()
+        for box in (self.tool_call, self.json_mode, self.thinking, self.vision):
+            abilities.addWidget(box)
+        self.test_button = QPushButton("Test connection")
+        self.test_button.clicked.connect(lambda: self._spawn(self.test_connection()))
+        self.result = QLabel("")
+        self.result.setWordWrap(True)
+        form.addRow("Preset", self.preset)
+        form.addRow("Name", self.name)
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Model", model_row)
+        form.addRow("API key", self.api_key)
+        form.addRow("…or key from env", self.api_key_env)
+        form.addRow("Context size", self.context_size)
+        form.addRow("Abilities", abilities)
+        form.addRow(self.test_button, self.result)
+        outer.addWidget(self.form_widget, 2)
+        for endpoint in self.endpoints:
+            self.list.addItem(endpoint.name)
+        self.form_widget.setEnabled(False)
+        if self.endpoints:
+            self.list.setCurrentRow(0)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- list -----------------------------------------------------------------------------------
+    def add_endpoint(self) -> None:
+        self.commit()
+        base = "endpoint"
+        names = {e.name for e in self.endpoints}
+        name = next(f"{base}-{i}" for i in range(1, 1000) if f"{base}-{i}" not in names)
+        self.endpoints.append(EndpointModelConfig(name=name, base_url="", model=""))
+        self.list.addItem(name)
+        self.list.setCurrentRow(len(self.endpoints) - 1)
+
+    def remove_endpoint(self) -> None:
+        row = self.list.currentRow()
+        if row < 0:
+            return
+        self._row = -1
+        del self.endpoints[row]
+        self.new_keys = {(i if i < row else i - 1): k for i, k in self.new_keys.items() if i != row}
+        self.list.takeItem(row)
+
+    def _select(self, row: int) -> None:
+        self.commit()
+        self._row = row
+        self.form_widget.setEnabled(row >= 0)
+        if row < 0:
+            return
+        e = self.endpoints[row]
+        self.name.setText(e.name)
+        self.base_url.setText(e.base_url)
+        self.model.setEditText(e.model)
+        self.api_key.clear()
+        self.api_key.setText(self.new_keys.get(row, ""))
+        self.api_key.setPlaceholderText("stored in the keyring — type to replace"
+                                        if e.api_key_ref else "not needed for local servers")
+        self.api_key_env.setText(e.api_key_env or "")
+        self.context_size.setValue(e.context_size)
+        for box, value in ((self.tool_call, e.tool_call), (self.json_mode, e.json_mode),
+                           (self.thinking, e.thinking), (self.vision, e.vision)):
+            box.setChecked(value)
+        self.result.clear()
+
+    def commit(self) -> None:
+        """Copy the form into the selected endpoint."""
+        row = self._row
+        if not 0 <= row < len(self.endpoints):
+            return
+        key = self.api_key.text().strip()
+        if key:
+            self.new_keys[row] = key
+        name = self.name.text().strip()
+        self.endpoints[row] = self.endpoints[row].model_copy(update=dict(
+            name=name, base_url=self.base_url.text().strip(),
+            model=self.model.currentText().strip(), api_key_env=self.api_key_env.text().strip() or None,
+            context_size=self.context_size.value(), tool_call=self.tool_call.isChecked(),
+            json_mode=self.json_mode.isChecked(), thinking=self.thinking.isChecked(),
+            vision=self.vision.isChecked()))
+        self.list.item(row).setText(name or "(unnamed)")
+
+    def _apply_preset(self, index: int) -> None:
+        preset = self.preset.itemData(index)
+        if not isinstance(preset, Preset):
+            return
+        self.base_url.setText(preset.base_url)
+        if not self.model.currentText().strip():
+            self.model.setEditText(preset.example_model)
+        if self.name.text().startswith("endpoint-"):
+            self.name.setText(preset.label.lower().replace(" ", "-").replace(".", ""))
+        self.api_key.setPlaceholderText("required by this service" if preset.needs_key
+                                        else "not needed for local servers")
+
+    # --- talking to the server -------------------------------------------------------------------
+    def _client(self) -> Any:
+        from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
+        from desktop_app.core.store.secrets import get_api_key
+
+        self.commit()
+        e = self.endpoints[self._row]
+        key = self.new_keys.get(self._row) or get_api_key(e.api_key_ref, e.api_key_env)
+        return OpenAICompatibleLLM(base_url=e.base_url, model=e.model or "-", api_key=key,
+                                   name=e.name, timeout=15.0, max_retries=0)
+
+    async def fetch_models(self) -> list[str]:
+        """Fill the model box from the server's ``/models`` list."""
+        if self._row < 0:
+            return []
+        self.result.setText("Asking the server for its models…")
+        try:
+            client = self._client()
+            try:
+                models = await client.list_models()
+            finally:
+                await client.aclose()
+        except DesktopAppError as exc:
+            self.result.setText(f"⚠ {exc}")
+            return []
+        current = self.model.currentText()
+        self.model.clear()
+        self.model.addItems(models)
+        self.model.setEditText(current if current in models or not models else models[0])
+        self.result.setText(f"{len(models)} model{'s' if len(models) != 1 else ''} found.")
+        return models
+
+    async def test_connection(self) -> bool:
+        if self._row < 0:
+            return False
+        self.result.setText("Testing…")
+        try:
+            client = self._client()
+            try:
+                message = await client.test_connection()
+            finally:
+                await client.aclose()
+        except DesktopAppError as exc:
+            self.result.setText(f"⚠ {exc}")
+            return False
+        self.result.setText(f"✓ {message}")
+        return True

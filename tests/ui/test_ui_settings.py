@@ -1,0 +1,129 @@
+"""The settings dialog: API keys go to the keyring only, validation, endpoint tools."""
+
+from __future__ import annotations
+
+import pytest
+from keyring.backends.fail import Keyring as FailKeyring
+
+from desktop_app.core.llm.testing import ScriptedLLM
+from desktop_app.core.store.settings import EndpointModelConfig, Settings, load_settings
+from desktop_app.ui.settings_dialog import SettingsDialog
+from ui_helpers import make_window
+
+pytestmark = pytest.mark.gui
+
+SECRET = "sk-test-SECRET-4242-do-not-store"
+
+
+def _fill_endpoint(dialog: SettingsDialog, *, name: str = "lab", base_url: str,
+                   model: str = "some-model", key: str = "") -> None:
+    editor = dialog.endpoints
+    editor.add_button.click()
+    editor.name.setText(name)
+    editor.base_url.setText(base_url)
+    editor.model.setEditText(model)
+    editor.api_key.setText(key)
+
+
+def test_api_key_is_saved_to_the_keyring_and_never_to_disk(qtbot, loop, app_home,
+                                                            memory_keyring) -> None:
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"))
+        window.ctx.persist_settings = True
+        window.open_settings()
+        dialog = window.settings_dialog
+        _fill_endpoint(dialog, base_url="https://api.example.com/v1", key=SECRET)
+        assert dialog.save()
+        await window.controller.wait_idle()
+        for task in list(window._tasks):
+            await task
+        return window
+
+    window = loop.run_until_complete(scenario())
+    assert memory_keyring.store[("desktop-app", "endpoint:lab")] == SECRET
+    saved = load_settings()
+    assert [(e.name, e.api_key_ref) for e in saved.endpoints] == [("lab", "endpoint:lab")]
+    files = [p for p in app_home.rglob("*") if p.is_file()]
+    assert any(p.name == "settings.json" for p in files)
+    for path in files:
+        assert SECRET.encode() not in path.read_bytes(), f"key leaked into {path}"
+    # the new endpoint is offered in the model picker right away
+    assert "lab" in [window.picker.combo.itemData(i) for i in range(window.picker.combo.count())]
+
+
+def test_no_keyring_backend_gives_a_clear_message_and_saves_nothing(qtbot, loop) -> None:
+    import keyring
+
+    keyring.set_keyring(FailKeyring())  # the memory_keyring fixture restores it afterwards
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    saved: list[Settings] = []
+    dialog.saved.connect(saved.append)
+    _fill_endpoint(dialog, base_url="https://api.example.com/v1", key=SECRET)
+    assert not dialog.save()
+    text = dialog.error.text()
+    assert "keyring" in text.lower() and "environment variable" in text
+    assert saved == [] and not dialog.error.isHidden()
+
+
+def test_validation_names_the_problem(qtbot, tmp_path) -> None:
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    _fill_endpoint(dialog, name="qwen2.5-coder-0.5b", base_url="ftp://nope")
+    dialog.local.add_model(tmp_path / "missing.gguf")
+    assert not dialog.save()
+    text = dialog.error.text()
+    assert "share the name qwen2.5-coder-0.5b" in text
+    assert "must start with http://" in text
+    assert "missing.gguf does not exist" in text
+
+
+def test_presets_fill_the_base_url(qtbot) -> None:
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    editor = dialog.endpoints
+    editor.add_button.click()
+    labels = [editor.preset.itemText(i) for i in range(editor.preset.count())]
+    for wanted in ("OpenAI", "Ollama", "LM Studio", "llama.cpp server", "vLLM", "OpenRouter"):
+        assert wanted in labels
+    index = editor.preset.findText("Ollama")
+    editor.preset.setCurrentIndex(index)
+    editor.preset.activated.emit(index)
+    assert editor.base_url.text() == "http://localhost:11434/v1"
+    assert editor.name.text() == "ollama"
+
+
+def test_theme_and_tools_round_trip(qtbot) -> None:
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+    first = dialog.tool_list.item(0)
+    from PySide6.QtCore import Qt
+
+    first.setCheckState(Qt.CheckState.Unchecked)
+    result = dialog.collect()
+    assert result.ui.theme == "dark"
+    assert result.tools.disabled == [first.data(Qt.ItemDataRole.UserRole)]
+
+
+def test_test_connection_to_an_unreachable_server_says_so(qtbot, loop) -> None:
+    dialog = SettingsDialog(Settings(endpoints=[EndpointModelConfig(
+        name="down", base_url="http://127.0.0.1:9/v1", model="x")]))
+    qtbot.addWidget(dialog)
+    ok = loop.run_until_complete(dialog.endpoints.test_connection())
+    assert not ok
+    assert dialog.endpoints.result.text().startswith("⚠")
+    assert "127.0.0.1:9" in dialog.endpoints.result.text()
+
+
+@pytest.mark.real_model
+def test_fetch_models_and_test_connection_against_a_real_server(qtbot, loop, openai_server) -> None:
+    dialog = SettingsDialog(Settings(endpoints=[EndpointModelConfig(
+        name="local-server", base_url=openai_server.base_url, model="")]))
+    qtbot.addWidget(dialog)
+    editor = dialog.endpoints
+    models = loop.run_until_complete(editor.fetch_models())
+    assert openai_server.model in models
+    assert editor.model.currentText() == openai_server.model
+    assert loop.run_until_complete(editor.test_connection())
+    assert editor.result.text().startswith("✓")
