@@ -53,11 +53,15 @@ def fail(message: str = "boom") -> str:
     raise ValueError(message)
 
 
+def _echo(variant: int):  # noqa: ANN202 - a tool function for the SDK to inspect
+    def echo(text: str) -> str:
+        return f"echo{variant}: {text}"
+    return echo
+
+
 def _add_many(count: int) -> None:
     for i in range(count):
-        def echo(text: str, _i: int = i) -> str:
-            return f"echo{_i}: {text}"
-        server.add_tool(echo, name=f"echo_{i}", description=f"Echo text back (variant {i}).",
+        server.add_tool(_echo(i), name=f"echo_{i}", description=f"Echo text back (variant {i}).",
                         annotations=ToolAnnotations(readOnlyHint=True))
 
 
