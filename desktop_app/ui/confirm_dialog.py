@@ -23,7 +23,7 @@ class ConfirmDialog(QDialog):
     def __init__(self, event: Confirm, answer: AnswerFn, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Allow this action?")
-        self.event = event
+        self.confirm = event
         self._answer = answer
         self._answered = False
         layout = QVBoxLayout(self)
@@ -51,11 +51,11 @@ class ConfirmDialog(QDialog):
     def decide(self, allow: bool, always: bool) -> None:
         if not self._answered:
             self._answered = True
-            self._answer(self.event.request_id, allow, always)
+            self._answer(self.confirm.request_id, allow, always)
         self.done(QDialog.DialogCode.Accepted if allow else QDialog.DialogCode.Rejected)
 
     def reject(self) -> None:  # Esc or closing the window means "no"
         if not self._answered:
             self._answered = True
-            self._answer(self.event.request_id, False, False)
+            self._answer(self.confirm.request_id, False, False)
         super().reject()

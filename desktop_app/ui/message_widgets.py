@@ -168,26 +168,26 @@ class AssistantTurn(QFrame):
         self.footer.setObjectName("Footer")
         self.footer.setWordWrap(True)
         self.footer.hide()
-        self.actions = QWidget(self)
-        row = QHBoxLayout(self.actions)
+        self.action_row = QWidget(self)
+        row = QHBoxLayout(self.action_row)
         row.setContentsMargins(0, 0, 0, 0)
-        self.copy_button = QToolButton(self.actions)
+        self.copy_button = QToolButton(self.action_row)
         self.copy_button.setText("Copy")
         self.copy_button.setToolTip("Copy the answer as Markdown")
         self.copy_button.clicked.connect(self._copy)
-        self.regenerate_button = QToolButton(self.actions)
+        self.regenerate_button = QToolButton(self.action_row)
         self.regenerate_button.setText("Regenerate")
         self.regenerate_button.setToolTip("Ask again for a new answer")
         self.regenerate_button.clicked.connect(lambda: self.regenerate_requested.emit(self))
         row.addWidget(self.copy_button)
         row.addWidget(self.regenerate_button)
         row.addStretch(1)
-        self.actions.hide()
+        self.action_row.hide()
         # Fixed order: events insert above the thinking indicator, the answer below them.
         self._layout.addWidget(self.thinking)
         self._layout.addWidget(self.answer)
         self._layout.addWidget(self.footer)
-        self._layout.addWidget(self.actions)
+        self._layout.addWidget(self.action_row)
         self.message_id: int | None = None
         self.user_message_id: int | None = None
 
@@ -261,7 +261,7 @@ class AssistantTurn(QFrame):
             self.answer.set_markdown(answer)
         self.footer.setText(footer)
         self.footer.show()
-        self.actions.show()
+        self.action_row.show()
 
     def answer_text(self) -> str:
         return self.answer.text()

@@ -226,7 +226,7 @@ class SettingsDialog(QDialog):
             self._show_error(str(exc))
             return False
         self.endpoints.new_keys.clear()
-        self.result = s
+        self.saved_settings = s
         self.saved.emit(s)
         self.accept()
         return True

@@ -1,0 +1,111 @@
+"""DAG mode shows its plan with step status and model; confirmation dialogs for tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from desktop_app.core.llm.testing import FunctionLLM, Request, ScriptedLLM, json_action, json_final
+from desktop_app.core.tools.base import FunctionTool, ToolRegistry
+from desktop_app.ui.confirm_dialog import ConfirmDialog
+from desktop_app.ui.plan_card import PlanCard
+from ui_helpers import make_window, wait_for
+
+pytestmark = pytest.mark.gui
+
+PLAN = json.dumps({"steps": [
+    {"id": "step_1", "task": "find a"},
+    {"id": "step_2", "task": "find b"},
+    {"id": "step_3", "task": "combine a and b", "dependencies": ["step_1", "step_2"]}]})
+ACHIEVED = json.dumps({"achieved": True, "confidence": 0.9, "reason": "ok",
+                       "final_answer": "a and b"})
+
+
+def dag_brain(request: Request) -> str:
+    system = request.system_text
+    if request.kind == "stream":
+        return "Both parts are done: **a and b**."
+    if "You are a planner" in system:
+        return PLAN
+    if "analy" in system.lower() and "achieved" in system:
+        return ACHIEVED
+    return json_final(f"result for: {request.last_user_text[:40]}")
+
+
+def test_dag_run_shows_the_plan_with_step_status_and_model(qtbot, loop) -> None:
+    llm = FunctionLLM(dag_brain, model_id="planner-model")
+
+    async def scenario():
+        window = await make_window(qtbot, llm)
+        window.picker.mode.setCurrentIndex(window.picker.mode.findData("dag"))
+        await window.send("get a and b, then combine them")
+        await window.controller.wait_idle()
+        conv = await window.ctx.store.get_conversation(window.conversation_id)
+        return window, conv
+
+    window, conv = loop.run_until_complete(scenario())
+    assert conv.mode == "dag"
+    turn = window.chat.items()[-1]
+    cards = [w for w in turn.plans if isinstance(w, PlanCard)]
+    assert len(cards) == 1
+    assert cards[0].status == {"step_1": "done", "step_2": "done", "step_3": "done"}
+    assert all("planner-model" in label.text() for label in cards[0]._model_labels.values())
+    assert turn.answer_text() == "Both parts are done: **a and b**."
+    assert "planner-model" in turn.footer.text()
+
+
+def _note_tool(calls: list[str]) -> FunctionTool:
+    async def write_note(text: str) -> str:
+        calls.append(text)
+        return f"saved note: {text}"
+
+    return FunctionTool("write_note", "Save a note", {
+        "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        write_note, read_only=False)
+
+
+@pytest.mark.parametrize("choice", ["allow", "deny"])
+def test_tools_that_change_things_ask_first(qtbot, loop, choice) -> None:
+    calls: list[str] = []
+    llm = ScriptedLLM([json_action("write_note", {"text": "buy milk"}), json_final("done"),
+                       "Handled."], model_id="scripted")
+
+    async def scenario():
+        window = await make_window(qtbot, llm,
+                                   tools_factory=lambda _s: ToolRegistry([_note_tool(calls)]))
+        await window.send("remember to buy milk")
+        await wait_for(lambda: window.findChildren(ConfirmDialog))
+        dialog = window.findChildren(ConfirmDialog)[0]
+        shown = dialog.isVisible()
+        (dialog.allow_button if choice == "allow" else dialog.deny_button).click()
+        await window.controller.wait_idle()
+        return window, shown
+
+    window, shown = loop.run_until_complete(scenario())
+    assert shown
+    card = window.chat.items()[-1].cards[0]
+    if choice == "allow":
+        assert calls == ["buy milk"] and card.status == "done"
+    else:
+        assert calls == [] and card.status == "error" and card.expanded
+
+
+def test_stop_while_a_confirmation_is_open_denies_it(qtbot, loop) -> None:
+    calls: list[str] = []
+    llm = ScriptedLLM([json_action("write_note", {"text": "x"})], default=json_final("ok"),
+                      model_id="scripted")
+
+    async def scenario():
+        window = await make_window(qtbot, llm,
+                                   tools_factory=lambda _s: ToolRegistry([_note_tool(calls)]))
+        await window.send("note x")
+        await wait_for(lambda: window.findChildren(ConfirmDialog))
+        window.controller.stop()
+        await asyncio.wait_for(window.controller.wait_idle(), 5)
+        return window
+
+    window = loop.run_until_complete(scenario())
+    assert calls == []
+    assert "stopped" in window.chat.items()[-1].footer.text()
