@@ -23,14 +23,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-# Import the adapter's loader first: it sets OMP_WAIT_POLICY before llama.cpp loads, so
-# both sides run under the same OpenMP settings.
-from desktop_app.core.llm import llama_loading  # noqa: F401  (side effect: OpenMP policy)
+# The adapter's loader goes first: it sets OMP_WAIT_POLICY before llama.cpp loads, so both
+# sides run under the same OpenMP settings.
+from desktop_app.core.llm import llama_loading  # isort: skip
+import llama_cpp  # isort: skip
+
 from desktop_app.core.llm.bundled import ensure_bundled_model
 from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
 from desktop_app.core.llm.types import ChatMessage
-
-import llama_cpp  # noqa: E402  (after the policy is set)
 
 SYSTEM = "You are a careful assistant. Answer with plain numbered lines."
 USER = "List the first forty prime numbers, one per line, with a short note on each."

@@ -113,12 +113,12 @@ def ensure_bundled_model(
         # Another process may have finished the work while we waited for the lock.
         if _marker_matches(target, expected_sha256):
             return target
-        if target.is_file() and target.stat().st_size == expected_size:
-            # Assembled earlier but the marker is missing or stale: verify instead of rebuild.
-            if _hash_file(target, progress) == expected_sha256:
-                with contextlib.suppress(OSError):  # read-only folder: verify again next time
-                    _write_marker(target, expected_sha256)
-                return target
+        # Assembled earlier but the marker is missing or stale: verify instead of rebuild.
+        if (target.is_file() and target.stat().st_size == expected_size
+                and _hash_file(target, progress) == expected_sha256):
+            with contextlib.suppress(OSError):  # read-only folder: verify again next time
+                _write_marker(target, expected_sha256)
+            return target
         if override and target.exists():
             raise BundledModelError(
                 f"{MODEL_ENV} names {target}, which exists but is not the bundled model "

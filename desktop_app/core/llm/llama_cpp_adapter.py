@@ -24,10 +24,10 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from desktop_app.core.errors import (
     ContextOverflowError,
@@ -302,8 +302,9 @@ class LlamaCppLLM(LLM):
         parts: list[str] = []
         usage = Usage()
         finish_reason: str | None = None
-        stream = self.stream_chat(messages, response_format=response_format,
-                                  temperature=temperature, max_tokens=max_tokens)
+        stream = cast(AsyncGenerator[StreamChunk, None], self.stream_chat(
+            messages, response_format=response_format, temperature=temperature,
+            max_tokens=max_tokens))
         async with contextlib.aclosing(stream):
             async for chunk in stream:
                 parts.append(chunk.content)
@@ -326,7 +327,7 @@ class LlamaCppLLM(LLM):
             run = _Run(llama, cancel, self._context_size)
             llama.request_hook = run.hook
             try:
-                stream = llama.create_chat_completion(**request, stream=True)
+                stream: Any = llama.create_chat_completion(**request, stream=True)
                 try:
                     for chunk in stream:
                         choice = chunk["choices"][0]
@@ -373,6 +374,9 @@ class LlamaCppLLM(LLM):
             with contextlib.suppress(Exception):
                 await self._run_on_worker(self._free)
         await asyncio.wrap_future(self._worker.shutdown())
+        thread = self._worker.thread
+        if thread is not None:
+            thread.join(timeout=1.0)  # it has already answered the stop job: returns at once
         with self._tokenizer_lock:
             if self._tokenizer is not None:
                 self._tokenizer.close()

@@ -22,11 +22,11 @@ from typing import Any
 # before the import; an explicit setting by the user wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import llama_cpp  # noqa: E402
-from llama_cpp import Llama, StoppingCriteriaList  # noqa: E402
-from llama_cpp._internals import LlamaModel  # noqa: E402
+import llama_cpp
+from llama_cpp import Llama, StoppingCriteriaList
+from llama_cpp._internals import LlamaModel
 
-from desktop_app.core.errors import IncompatibleBuildError, ModelFileError  # noqa: E402
+from desktop_app.core.errors import IncompatibleBuildError, ModelFileError
 
 GGUF_MAGIC = b"GGUF"
 _REINSTALL = "Reinstall with `bash packaging/install.sh`, which builds a portable llama.cpp."
@@ -168,5 +168,5 @@ class VocabTokenizer:
         with self._lock:
             if self._model is not None:
                 with contextlib.suppress(Exception):
-                    self._model.close()
+                    self._model.close()  # type: ignore[no-untyped-call]
                 self._model = None
