@@ -175,3 +175,17 @@ def test_updated_at_moves_forward_when_a_message_arrives(store: ConversationStor
     conv = store.create_conversation(created_at=time.time() - 100)
     store.add_message(conv.id, "user", "hi")
     assert store.get_conversation(conv.id).updated_at > conv.updated_at
+
+
+def test_messages_page_back_from_the_newest(store: ConversationStore) -> None:
+    conv = store.create_conversation()
+    ids = [store.add_message(conv.id, "user", f"m{i}").id for i in range(10)]
+    answer = store.get_message(ids[8])
+    store.add_tool_step(answer.id, 1, "t")
+    store.add_tool_step(ids[1], 1, "old")
+    page = store.load_conversation(conv.id, last=3).messages
+    assert [m.content for m in page] == ["m7", "m8", "m9"]
+    assert [s.tool for s in page[1].steps] == ["t"]
+    older = store.list_messages(conv.id, limit=3, before_id=page[0].id, with_steps=True)
+    assert [m.content for m in older] == ["m4", "m5", "m6"]
+    assert [m.content for m in store.list_messages(conv.id, before_id=ids[2])] == ["m0", "m1"]

@@ -107,3 +107,18 @@ def test_any_text_is_a_valid_query(store: ConversationStore, text: str) -> None:
     store.search(text)
     match = build_match_query(text)
     assert match is None or match.count('"') % 2 == 0
+
+
+def test_very_common_words_rank_within_the_newest_matches(
+        store: ConversationStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from desktop_app.core.store import search
+
+    monkeypatch.setattr(search, "RANK_WINDOW", 3)
+    conv = store.create_conversation()
+    old_best = store.add_message(conv.id, "user", "cat cat cat cat")
+    newer = [store.add_message(conv.id, "user", f"cat number {i}").id for i in range(3)]
+    hits = store.search("cat")
+    assert {h.message_id for h in hits} == set(newer)  # ranked among the 3 newest only
+    assert old_best.id not in {h.message_id for h in hits}
+    # A scoped search (one conversation) is not windowed.
+    assert store.search("cat", conversation_id=conv.id)[0].message_id == old_best.id

@@ -165,15 +165,18 @@ class AsyncStore:
     async def get_message(self, message_id: int) -> Message:
         return await self._read(lambda s: s.get_message(message_id))
 
-    async def list_messages(self, conversation_id: str, *,
-                            with_steps: bool = False) -> list[Message]:
-        return await self._read(lambda s: s.list_messages(conversation_id, with_steps=with_steps))
+    async def list_messages(self, conversation_id: str, *, with_steps: bool = False,
+                            limit: int | None = None,
+                            before_id: int | None = None) -> list[Message]:
+        return await self._read(lambda s: s.list_messages(
+            conversation_id, with_steps=with_steps, limit=limit, before_id=before_id))
 
     async def load_history(self, conversation_id: str) -> list[ChatMessage]:
         return await self._read(lambda s: s.load_history(conversation_id))
 
-    async def load_conversation(self, conversation_id: str) -> ConversationDetail:
-        return await self._read(lambda s: s.load_conversation(conversation_id))
+    async def load_conversation(self, conversation_id: str, *,
+                                last: int | None = None) -> ConversationDetail:
+        return await self._read(lambda s: s.load_conversation(conversation_id, last=last))
 
     async def list_tool_steps(self, message_id: int) -> list[ToolStep]:
         return await self._read(lambda s: s.list_tool_steps(message_id))

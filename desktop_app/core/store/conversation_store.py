@@ -18,7 +18,7 @@ from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.store import rows
 from desktop_app.core.store.db import WriterLock, connect, default_db_path, integrity_check
-from desktop_app.core.store.history import to_chat_messages
+from desktop_app.core.store.history import HISTORY_COLUMNS, history_from_rows
 from desktop_app.core.store.items import ItemsMixin
 from desktop_app.core.store.records import (
     MODES,
@@ -274,13 +274,27 @@ class ConversationStore(ItemsMixin):
             raise ConversationNotFoundError(f"No message with id {message_id}.")
         return rows.message(row)
 
-    def list_messages(self, conversation_id: str, *, with_steps: bool = False) -> list[Message]:
-        """All messages of a conversation in the order they were added."""
-        steps = self.steps_by_message(conversation_id) if with_steps else {}
-        cur = self.conn.execute(
-            f"SELECT {rows.MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY id",
-            (conversation_id,))
-        return [rows.message(r, steps.get(r[0])) for r in cur]
+    def list_messages(self, conversation_id: str, *, with_steps: bool = False,
+                      limit: int | None = None, before_id: int | None = None) -> list[Message]:
+        """Messages of a conversation, oldest first.
+
+        ``limit`` keeps only the newest ``limit`` (before message ``before_id``, if given), so
+        a chat view can show the end of a long conversation at once and page back later.
+        """
+        sql = f"SELECT {rows.MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?"
+        params: list[Any] = [conversation_id]
+        if before_id is not None:
+            sql += " AND id < ?"
+            params.append(before_id)
+        if limit is None:
+            found = self.conn.execute(sql + " ORDER BY id", params).fetchall()
+        else:
+            found = self.conn.execute(sql + " ORDER BY id DESC LIMIT ?",
+                                      (*params, limit)).fetchall()[::-1]
+        if not with_steps or not found:
+            return [rows.message(r) for r in found]
+        steps = self.steps_by_message(conversation_id, from_message_id=found[0][0])
+        return [rows.message(r, steps.get(r[0])) for r in found]
 
     def delete_messages_from(self, message_id: int) -> int:
         """Delete this message and every later one of its conversation (for regenerate)."""
@@ -293,13 +307,20 @@ class ConversationStore(ItemsMixin):
     def load_history(self, conversation_id: str) -> list[ChatMessage]:
         """The conversation as the engine's ``history`` (see ``history.to_chat_messages``)."""
         self.get_conversation(conversation_id)
-        return to_chat_messages(self.list_messages(conversation_id))
+        return history_from_rows(self.conn.execute(
+            f"SELECT {HISTORY_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY id",
+            (conversation_id,)).fetchall())
 
-    def load_conversation(self, conversation_id: str) -> ConversationDetail:
-        """Everything the chat view needs: messages with tool steps, artifacts, interrupts."""
+    def load_conversation(self, conversation_id: str, *,
+                          last: int | None = None) -> ConversationDetail:
+        """Everything the chat view needs: messages with tool steps, artifacts, interrupts.
+
+        ``last`` limits the messages to the newest ``last`` (page back with
+        ``list_messages(before_id=...)``); artifacts and interrupts are always complete.
+        """
         return ConversationDetail(
             conversation=self.get_conversation(conversation_id),
-            messages=self.list_messages(conversation_id, with_steps=True),
+            messages=self.list_messages(conversation_id, with_steps=True, limit=last),
             artifacts=self.list_artifacts(conversation_id),
             interrupts=self.list_interrupts(conversation_id))
 

@@ -65,12 +65,14 @@ class ItemsMixin:
             (message_id,))
         return [rows.step(r) for r in cur]
 
-    def steps_by_message(self, conversation_id: str) -> dict[int, list[ToolStep]]:
-        """Every tool step of a conversation, grouped by message (one query)."""
+    def steps_by_message(self, conversation_id: str, *,
+                         from_message_id: int = 0) -> dict[int, list[ToolStep]]:
+        """Tool steps of a conversation (of messages from ``from_message_id`` on), by message."""
         cols = ", ".join(f"s.{c.strip()}" for c in rows.STEP_COLUMNS.split(","))
         cur = self.conn.execute(
             f"SELECT {cols} FROM tool_steps s JOIN messages m ON m.id = s.message_id "
-            "WHERE m.conversation_id = ? ORDER BY s.id", (conversation_id,))
+            "WHERE m.conversation_id = ? AND m.id >= ? ORDER BY s.id",
+            (conversation_id, from_message_id))
         grouped: dict[int, list[ToolStep]] = {}
         for r in cur:
             grouped.setdefault(r[1], []).append(rows.step(r))

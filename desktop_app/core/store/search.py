@@ -17,6 +17,11 @@ from desktop_app.core.store.records import SearchHit
 
 #: Tokens around a match in a snippet.
 SNIPPET_TOKENS = 12
+#: Ranking is done over at most this many of the newest matching messages. bm25 has to score
+#: every candidate before the best 50 are known; for a word in nearly every message ("the"
+#: in 100,000 messages) that measured 0.5-0.9 s, with the window it is under 0.1 s. Rarer
+#: words (fewer matches than the window) are ranked over all their matches, as before.
+RANK_WINDOW = 5000
 
 
 def build_match_query(text: str, *, prefix_last: bool = True) -> str | None:
@@ -47,6 +52,11 @@ def search_messages(conn: sqlite3.Connection, text: str, *, limit: int = 50,
         params.append(conversation_id)
     if not include_archived:
         where.append("c.archived = 0")
+    if conversation_id is None:
+        cutoff = _window_start(conn, match)
+        if cutoff is not None:
+            where.append("messages_fts.rowid >= ?")
+            params.append(cutoff)
     params.append(limit)
     # ORDER BY rank lets FTS5 sort by bm25 itself and stop after LIMIT rows, so snippet()
     # is only computed for the rows returned.
@@ -67,3 +77,14 @@ def search_messages(conn: sqlite3.Connection, text: str, *, limit: int = 50,
                            hint="Try different words.") from exc
     return [SearchHit(conversation_id=r[0], conversation_title=r[1], message_id=r[2], role=r[3],
                       snippet=r[4], rank=r[5], created_at=r[6]) for r in rows]
+
+
+def _window_start(conn: sqlite3.Connection, match: str) -> int | None:
+    """The rowid of the RANK_WINDOW-th newest match, or None if there are fewer matches."""
+    try:
+        row = conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? "
+                           "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                           (match, RANK_WINDOW - 1)).fetchone()
+    except sqlite3.OperationalError:
+        return None  # the main query reports the problem
+    return int(row[0]) if row else None
