@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["OpenAIServer", "openai_server", "SERVER_MODEL_ALIAS"]
+__all__ = ["SERVER_MODEL_ALIAS", "OpenAIServer", "openai_server"]
 
 #: The id the server reports for the bundled model (``--model_alias``).
 SERVER_MODEL_ALIAS = "bundled-qwen2.5-coder-0.5b"
@@ -37,6 +37,12 @@ class OpenAIServer:
     model: str
     process: subprocess.Popen[bytes]
     log_path: Path
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server process has used so far (Linux ``/proc``): shows whether it
+        is still generating."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines the server wrote (for failure messages)."""

@@ -1,0 +1,389 @@
+"""OpenAICompatibleLLM against a real OpenAI-compatible server and against scripted failures.
+
+``openai_server`` is llama-cpp-python's server on the bundled model over loopback HTTP: the
+peer a user meets. The scripted stdlib server plays providers that fail in documented ways
+(401, 404, 429, context too long ...), which a local model server cannot be made to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from fake_openai_server import FakeOpenAIServer, Reply, chunk, completion, error_reply, fake_server
+from fixtures_server import OpenAIServer
+
+from desktop_app.core.errors import (
+    ContextOverflowError,
+    LLMAuthError,
+    LLMConnectionError,
+    LLMError,
+    LLMModelNotFoundError,
+    LLMProviderError,
+    LLMRateLimitError,
+    LLMTimeoutError,
+)
+from desktop_app.core.llm.openai_adapter import NO_KEY_PLACEHOLDER, OpenAICompatibleLLM
+from desktop_app.core.llm.types import ChatMessage, ToolCall
+
+__all__ = ["fake_server"]  # the fixture, imported so pytest finds it here
+pytestmark = pytest.mark.anyio
+
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}
+FORCE_WEATHER = {"type": "function", "function": {"name": "get_weather"}}
+HELLO = [ChatMessage.user("hello")]
+SECRET = "sk-test-0123456789abcdef"
+
+
+@pytest.fixture
+async def real_llm(openai_server: OpenAIServer) -> AsyncIterator[OpenAICompatibleLLM]:
+    adapter = OpenAICompatibleLLM(base_url=openai_server.base_url, model=openai_server.model,
+                                  timeout=120)
+    yield adapter
+    await adapter.aclose()
+
+
+@pytest.fixture
+async def llm(fake_server: FakeOpenAIServer) -> AsyncIterator[OpenAICompatibleLLM]:
+    adapter = OpenAICompatibleLLM(base_url=fake_server.base_url, model="fake-model",
+                                  api_key=SECRET, max_retries=0, timeout=10)
+    yield adapter
+    await adapter.aclose()
+
+
+# --- the real loopback server (llama-cpp-python on the bundled model) ----------------------
+@pytest.mark.real_model
+async def test_real_server_plain_chat_returns_text_and_usage(
+        real_llm: OpenAICompatibleLLM) -> None:
+    result = await real_llm.chat([ChatMessage.system("Answer in one short sentence."),
+                                  ChatMessage.user("Say hello.")], max_tokens=12,
+                                 temperature=0)
+    assert result.message.role == "assistant"
+    assert result.message.content.strip()
+    assert result.usage.prompt_tokens > 5
+    assert 0 < result.usage.completion_tokens <= 12
+    assert result.finish_reason in ("stop", "length")
+
+
+@pytest.mark.real_model
+async def test_real_server_streams_text_in_pieces_then_a_final_chunk(
+        real_llm: OpenAICompatibleLLM) -> None:
+    chunks = [c async for c in real_llm.stream_chat(
+        [ChatMessage.user("Count from 1 to 5.")], max_tokens=12, temperature=0)]
+    pieces = [c.content for c in chunks if c.content]
+    assert len(pieces) >= 3  # tokens arrive one by one, not as one block
+    assert "".join(pieces).strip()
+    assert chunks[-1].finish_reason in ("stop", "length")
+    assert all(c.finish_reason is None for c in chunks[:-1])
+    # llama-cpp-python ignores stream_options, so no usage here; the adapter must still
+    # keep asking for it (other servers honour it).
+    assert chunks[-1].usage is None
+    assert real_llm._send_stream_options
+
+
+@pytest.mark.real_model
+async def test_real_server_forced_tool_call_returns_real_tool_calls(
+        real_llm: OpenAICompatibleLLM) -> None:
+    result = await real_llm.chat([ChatMessage.user("What is the weather in Paris?")],
+                                 tools=[WEATHER_TOOL], tool_choice=FORCE_WEATHER, max_tokens=40)
+    assert result.finish_reason == "tool_calls"
+    [call] = result.message.tool_calls
+    assert call.name == "get_weather" and call.id
+    assert "city" in call.parsed_arguments()
+
+
+@pytest.mark.real_model
+async def test_real_server_streamed_tool_call_arrives_complete_in_the_final_chunk(
+        real_llm: OpenAICompatibleLLM) -> None:
+    chunks = [c async for c in real_llm.stream_chat(
+        [ChatMessage.user("What is the weather in Berlin?")], tools=[WEATHER_TOOL],
+        tool_choice=FORCE_WEATHER, max_tokens=40)]
+    [call] = chunks[-1].tool_calls
+    assert call.name == "get_weather"
+    assert isinstance(call.parsed_arguments().get("city"), str)
+    assert all(not c.tool_calls for c in chunks[:-1])
+
+
+@pytest.mark.real_model
+async def test_real_server_json_object_mode_returns_json(real_llm: OpenAICompatibleLLM) -> None:
+    result = await real_llm.chat(
+        [ChatMessage.system('Reply only with JSON like {"answer": 0}.'),
+         ChatMessage.user("What is 2+2?")],
+        response_format={"type": "json_object"}, max_tokens=24, temperature=0)
+    assert isinstance(json.loads(result.message.content), dict)
+
+
+@pytest.mark.real_model
+async def test_real_server_too_long_prompt_is_context_overflow(
+        real_llm: OpenAICompatibleLLM) -> None:
+    with pytest.raises(ContextOverflowError, match="too long") as info:
+        await real_llm.chat([ChatMessage.user("word " * 5000)], max_tokens=8)
+    assert "4096" in str(info.value)  # the server's own numbers are kept
+
+
+@pytest.mark.real_model
+async def test_real_server_lists_models_and_passes_the_connection_test(
+        real_llm: OpenAICompatibleLLM, openai_server: OpenAIServer) -> None:
+    assert await real_llm.list_models() == [openai_server.model]
+    message = await real_llm.test_connection()
+    assert openai_server.model in message and "available" in message
+
+
+@pytest.mark.real_model
+async def test_real_server_stops_generating_when_the_stream_is_closed(
+        real_llm: OpenAICompatibleLLM, openai_server: OpenAIServer) -> None:
+    stream = real_llm.stream_chat([ChatMessage.user("Write a long story about a cat.")],
+                                  max_tokens=400)
+    async for piece in stream:
+        if piece.content:
+            break
+    await stream.aclose()  # type: ignore[attr-defined]
+    # Still generating 400 tokens keeps the server busy for well over 10 s; once it notices
+    # the closed connection (after its next token) it is idle. Timing the next request would
+    # not tell: llama-cpp-python's server interrupts old work when a new request arrives.
+    deadline = time.monotonic() + 10
+    while True:
+        before = openai_server.cpu_seconds()
+        await asyncio.sleep(1.0)
+        used = openai_server.cpu_seconds() - before
+        if used < 0.1:
+            break
+        assert time.monotonic() < deadline, f"server still busy ({used:.2f} CPU-s per s)"
+
+
+# --- unreachable servers ----------------------------------------------------------------
+def unused_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_unreachable_port_is_a_connection_error_that_says_what_to_do() -> None:
+    base_url = f"http://127.0.0.1:{unused_port()}/v1"
+    adapter = OpenAICompatibleLLM(base_url=base_url, model="m", max_retries=0)
+    try:
+        with pytest.raises(LLMConnectionError) as info:
+            await adapter.chat(HELLO)
+        with pytest.raises(LLMConnectionError):
+            [c async for c in adapter.stream_chat(HELLO)]
+    finally:
+        await adapter.aclose()
+    text = str(info.value)
+    assert f"Could not reach {base_url}" in text
+    assert "Is the server running?" in text and "base URL in Settings" in text
+    assert info.value.retryable
+
+
+# --- documented errors from a scripted provider -------------------------------------------
+ERROR_CASES: list[tuple[Reply, type[LLMError], tuple[str, ...]]] = [
+    (error_reply(401, f"Incorrect API key provided: {SECRET}.", code="invalid_api_key"),
+     LLMAuthError, ("rejected the API key", "Settings")),
+    (error_reply(403, "Project does not have access", type_="permission_error"),
+     LLMAuthError, ("403", "Project does not have access")),
+    (error_reply(404, "The model `fake-model` does not exist", code="model_not_found"),
+     LLMModelNotFoundError, ("fake-model", "list the models")),
+    (error_reply(429, "Rate limit reached for requests", code="rate_limit_exceeded"),
+     LLMRateLimitError, ("rate limiting", "Wait")),
+    (error_reply(429, "You exceeded your current quota", code="insufficient_quota"),
+     LLMRateLimitError, ("quota", "billing")),
+    (error_reply(400, "This model's maximum context length is 8192 tokens. However, your "
+                      "messages resulted in 9000 tokens.", code="context_length_exceeded"),
+     ContextOverflowError, ("too long", "8192")),
+    (error_reply(400, "the request exceeds the available context size, try increasing it",
+                 type_="exceed_context_size_error"),
+     ContextOverflowError, ("too long", "context size")),
+    (error_reply(400, "Input has too many tokens for this model"),
+     ContextOverflowError, ("too many tokens",)),
+    (error_reply(400, "Invalid value for 'tools[0].function.name'", param="tools"),
+     LLMProviderError, ("400", "Invalid value for 'tools[0].function.name'")),
+    (error_reply(500, "CUDA out of memory", type_="server_error"),
+     LLMProviderError, ("500", "CUDA out of memory")),
+    (Reply(status=200, body="<html><body>Welcome to nginx!</body></html>"),
+     LLMProviderError, ("OpenAI-compatible", "base URL")),
+]
+
+
+@pytest.mark.parametrize(("reply", "error_type", "phrases"), ERROR_CASES,
+                         ids=lambda v: v.__name__ if isinstance(v, type) else None)
+async def test_provider_errors_become_documented_errors(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM, reply: Reply,
+        error_type: type[LLMError], phrases: tuple[str, ...]) -> None:
+    fake_server.add(reply)
+    with pytest.raises(error_type) as info:
+        await llm.chat(HELLO)
+    text = str(info.value)
+    for phrase in phrases:
+        assert phrase in text
+    assert SECRET not in text
+    assert type(info.value) is error_type  # not a more general or more specific class
+
+
+async def test_rate_limit_is_retryable_but_an_exhausted_quota_is_not(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(error_reply(429, "slow down"), error_reply(429, "out of quota",
+                                                               code="insufficient_quota"))
+    with pytest.raises(LLMRateLimitError) as limited:
+        await llm.chat(HELLO)
+    with pytest.raises(LLMRateLimitError) as quota:
+        await llm.chat(HELLO)
+    assert limited.value.retryable and not quota.value.retryable
+
+
+async def test_errors_when_opening_a_stream_are_converted_too(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(error_reply(401, "bad key"))
+    with pytest.raises(LLMAuthError):
+        [c async for c in llm.stream_chat(HELLO)]
+
+
+async def test_slow_server_is_a_timeout_error(fake_server: FakeOpenAIServer) -> None:
+    fake_server.add(Reply(body=completion("late"), delay=1.5))
+    adapter = OpenAICompatibleLLM(base_url=fake_server.base_url, model="m", timeout=0.3,
+                                  max_retries=0)
+    try:
+        with pytest.raises(LLMTimeoutError, match="did not answer in time") as info:
+            await adapter.chat(HELLO)
+    finally:
+        await adapter.aclose()
+    assert info.value.retryable
+
+
+async def test_transient_server_error_is_retried_once_by_default(
+        fake_server: FakeOpenAIServer) -> None:
+    fake_server.add(Reply(status=503, body={"error": {"message": "loading"}},
+                          headers={"retry-after-ms": "10"}), completion("ready"))
+    adapter = OpenAICompatibleLLM(base_url=fake_server.base_url, model="m")
+    try:
+        assert (await adapter.chat(HELLO)).message.content == "ready"
+    finally:
+        await adapter.aclose()
+    assert len(fake_server.requests) == 2
+
+
+async def test_server_rejecting_stream_options_is_retried_without_them_and_remembered(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    rejection = error_reply(422, "Extra inputs are not permitted: stream_options",
+                            param="stream_options")
+    fake_server.add(rejection, Reply(sse=[chunk("ok"), chunk(finish_reason="stop")]),
+                    Reply(sse=[chunk("again"), chunk(finish_reason="stop")]))
+    assert [c.content async for c in llm.stream_chat(HELLO)] == ["ok", ""]
+    assert [c.content async for c in llm.stream_chat(HELLO)] == ["again", ""]
+    sent = [r.json for r in fake_server.requests]
+    assert "stream_options" in sent[0]
+    assert "stream_options" not in sent[1] and "stream_options" not in sent[2]
+
+
+async def test_max_tokens_is_renamed_for_servers_that_require_max_completion_tokens(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(error_reply(400, "Unsupported parameter: 'max_tokens' is not supported "
+                                     "with this model. Use 'max_completion_tokens' instead.",
+                                param="max_tokens"), completion("ok"))
+    assert (await llm.chat(HELLO, max_tokens=7)).message.content == "ok"
+    retried = fake_server.requests[1].json
+    assert retried["max_completion_tokens"] == 7 and "max_tokens" not in retried
+
+
+# --- what is sent -----------------------------------------------------------------------
+async def test_request_carries_tools_forced_choice_and_json_mode(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(completion("{}"))
+    await llm.chat(HELLO, tools=[WEATHER_TOOL], tool_choice=FORCE_WEATHER,
+                   response_format={"type": "json_object"}, temperature=0.2, max_tokens=5)
+    sent = fake_server.requests[0]
+    assert sent.path == "/v1/chat/completions"
+    assert sent.json["tools"] == [WEATHER_TOOL]
+    assert sent.json["tool_choice"] == FORCE_WEATHER
+    assert sent.json["response_format"] == {"type": "json_object"}
+    assert (sent.json["temperature"], sent.json["max_tokens"]) == (0.2, 5)
+    assert sent.json["model"] == "fake-model"
+
+
+async def test_unset_options_are_not_sent(fake_server: FakeOpenAIServer,
+                                          llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(completion("x"))
+    await llm.chat(HELLO, tool_choice="required")  # a choice without tools is meaningless
+    sent = fake_server.requests[0].json
+    for key in ("tools", "tool_choice", "response_format", "temperature", "max_tokens"):
+        assert key not in sent
+
+
+async def test_pinned_flag_and_reasoning_are_never_sent(fake_server: FakeOpenAIServer,
+                                                        llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(completion("x"))
+    call = ToolCall(id="c1", name="get_weather", arguments='{"city": "Oslo"}')
+    await llm.chat([ChatMessage.user("weather?", pinned=True),
+                    ChatMessage.assistant("", tool_calls=[call], reasoning_content="secret plan"),
+                    ChatMessage.tool("sunny", tool_call_id="c1", name="get_weather")])
+    messages: list[dict[str, Any]] = fake_server.requests[0].json["messages"]
+    assert "pinned" not in json.dumps(messages) and "secret plan" not in json.dumps(messages)
+    assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Oslo"}'
+    assert messages[2] == {"role": "tool", "content": "sunny", "tool_call_id": "c1",
+                           "name": "get_weather"}
+
+
+async def test_api_key_is_sent_as_bearer_and_a_placeholder_when_none(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(completion("a"), completion("b"))
+    await llm.chat(HELLO)
+    keyless = OpenAICompatibleLLM(base_url=fake_server.base_url, model="m", max_retries=0)
+    try:
+        await keyless.chat(HELLO)
+    finally:
+        await keyless.aclose()
+    assert fake_server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert fake_server.requests[1].headers["authorization"] == f"Bearer {NO_KEY_PLACEHOLDER}"
+    assert SECRET not in repr(llm)
+
+
+async def test_abilities_default_on_and_profile_overrides_win(
+        fake_server: FakeOpenAIServer) -> None:
+    default = OpenAICompatibleLLM(base_url=fake_server.base_url, model="m")
+    limited = OpenAICompatibleLLM(base_url=fake_server.base_url, model="m",
+                                  abilities={"tool_call": False, "thinking": True})
+    try:
+        assert {k: default.abilities[k] for k in ("tool_call", "json_mode", "streaming")} == {
+            "tool_call": True, "json_mode": True, "streaming": True}
+        assert not default.abilities["vision"] and not default.abilities["thinking"]
+        assert limited.abilities["tool_call"] is False and limited.abilities["thinking"]
+        assert limited.abilities["json_mode"] is True
+        assert default.model_id == "m" and default.context_size == 32768
+    finally:
+        await default.aclose()
+        await limited.aclose()
+
+
+# --- settings dialog helpers ----------------------------------------------------------------
+def models_page(*ids: str) -> dict[str, Any]:
+    return {"object": "list", "data": [{"id": i, "object": "model", "created": 0,
+                                        "owned_by": "x"} for i in ids]}
+
+
+async def test_connection_test_names_the_served_models_when_the_model_is_missing(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(models_page("gpt-a", "gpt-b"),
+                    error_reply(404, "The model `fake-model` does not exist",
+                                code="model_not_found"))
+    with pytest.raises(LLMModelNotFoundError, match="gpt-a, gpt-b"):
+        await llm.test_connection()
+
+
+async def test_connection_test_accepts_a_model_that_answers_without_being_listed(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(models_page("fake-model:latest"), completion("p", usage=(1, 1)))
+    assert "answered" in await llm.test_connection()
+    assert fake_server.requests[1].json["max_tokens"] == 1
+
+
+async def test_missing_model_list_endpoint_points_at_the_base_url(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(Reply(status=404, body="Not Found"))
+    with pytest.raises(LLMProviderError, match="/v1"):
+        await llm.list_models()
