@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from desktop_app.core.dag.plan import compact_schema
 from desktop_app.core.dag.results import ExecutionResult
 from desktop_app.core.errors import LLMBadOutputError
 from desktop_app.core.llm.types import ChatMessage, Usage
@@ -74,7 +75,7 @@ def parse_confidence(value: Any) -> float:
 class Analysis(BaseModel):
     """The analyzer's verdict (also the schema the analysis call fills in)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra=compact_schema)
 
     achieved: bool = Field(description="true if the step results fully achieve the goal")
     confidence: float = Field(default=0.5, description="how sure you are, from 0 to 1")

@@ -71,10 +71,26 @@ def coerce_dependencies(value: Any) -> list[str]:
     return [_as_id(value)] if _as_id(value) else []
 
 
+def compact_schema(schema: dict[str, Any]) -> None:
+    """Drop titles and the class docstring from a JSON schema: prompt tokens, no meaning."""
+    schema.pop("description", None)
+
+    def strip(node: Any) -> None:
+        if isinstance(node, dict):
+            node.pop("title", None)
+            for value in node.values():
+                strip(value)
+        elif isinstance(node, list):
+            for value in node:
+                strip(value)
+
+    strip(schema)
+
+
 class StepDraft(BaseModel):
     """One step as the planner model wrote it (lenient input, clean JSON schema)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra=compact_schema)
 
     id: str = Field("", description="Unique step id, e.g. step_1")
     task: str = Field(description="What this step must do, self-contained, one or two sentences")
@@ -111,7 +127,7 @@ class StepDraft(BaseModel):
 class PlanDraft(BaseModel):
     """The plan schema handed to ``structured_llm_call``."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra=compact_schema)
 
     steps: list[StepDraft] = Field(min_length=1, description="The steps of the plan")
 

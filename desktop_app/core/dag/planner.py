@@ -40,7 +40,7 @@ _EXAMPLE = {"steps": [
      "dependencies": [], "tool_hint": None, "model_hint": "fast"},
     {"id": "step_2", "task": "Find the boiling point of ethanol in Fahrenheit.",
      "dependencies": [], "tool_hint": None, "model_hint": "fast"},
-    {"id": "step_3", "task": "Compute the difference between the two boiling points.",
+    {"id": "step_3", "task": "Subtract the two boiling points.",
      "dependencies": ["step_1", "step_2"], "tool_hint": "calculator", "model_hint": None},
 ]}
 
