@@ -149,6 +149,14 @@ def test_chat_reports_usage_and_length_limit(bundled_llm: LlamaCppLLM) -> None:
     assert result.model == bundled_llm.model_id
 
 
+def test_usage_excludes_the_end_of_turn_token(bundled_llm: LlamaCppLLM) -> None:
+    result = asyncio.run(bundled_llm.chat(
+        [ChatMessage.user("Say hello.")], max_tokens=40, temperature=0.0))
+    assert result.finish_reason == "stop"
+    # Same accounting as llama-cpp-python's own non-streaming usage (checked by hand).
+    assert result.usage.completion_tokens == bundled_llm.count_tokens(result.message.content)
+
+
 def test_kv_cache_is_reused_when_the_prompt_extends(bundled_llm: LlamaCppLLM) -> None:
     # A unique, long system prompt so nothing of it is cached from earlier tests.
     system = f"Session {uuid.uuid4()}. " + "You answer questions about fruit. " * 20

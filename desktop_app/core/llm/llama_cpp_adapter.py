@@ -204,6 +204,8 @@ class LlamaCppLLM(LLM):
                                      n_threads=self._n_threads, chat_format=self._chat_format,
                                      verbose=self._verbose)
             self.load_thread_id = threading.get_ident()
+            # Ready the tokenizer here too, so count_tokens() never loads it on the loop.
+            self._vocab().tokenize("")
         return self._llama
 
     async def _run_on_worker(self, fn: Callable[[], Any]) -> Any:
