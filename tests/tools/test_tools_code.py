@@ -108,7 +108,7 @@ def test_network_namespace_alone_blocks_loopback(listener: socket.socket) -> Non
             f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
             "    print('CONNECTED')\nexcept OSError as exc:\n    print('REFUSED', exc.errno)\n")
     proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
-                          preexec_fn=_limits(512 * 1024 * 1024, 10), timeout=30)
+                          check=False, preexec_fn=_limits(512 * 1024 * 1024, 10), timeout=30)
     child_ns, outcome = proc.stdout.split("\n")[:2]
     if child_ns == str(os.stat("/proc/self/ns/net").st_ino):
         pytest.skip("this kernel/container does not permit new network namespaces")

@@ -167,7 +167,7 @@ async def test_agent_allowed_write_runs(tmp_path: Path) -> None:
 async def test_agent_always_asks_only_once(tmp_path: Path) -> None:
     ui = FakeUi(allow=True, always=True)
     settings = Settings()
-    agent, ws = _agent(tmp_path, ui, settings, calls=3)
+    agent, _ = _agent(tmp_path, ui, settings, calls=3)
     result = await agent.run("save three times", on_event=ui)
     assert [s.error for s in result.steps] == [None, None, None]
     assert len(ui.confirms()) == 1

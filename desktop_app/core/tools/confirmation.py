@@ -83,12 +83,13 @@ class Confirmer:
         self._pending[request_id] = (tool_name, future)
         try:
             if self.emit is not None:
-                result = self.emit(Confirm(request_id=request_id, tool_name=tool_name, tool_args=args))
+                event = Confirm(request_id=request_id, tool_name=tool_name, tool_args=args)
+                result = self.emit(event)
                 if inspect.isawaitable(result):
                     await result
             try:
                 allow, always = await asyncio.wait_for(asyncio.shield(future), self.timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return False
         finally:
             self._pending.pop(request_id, None)

@@ -128,7 +128,8 @@ class McpConnection:
             assert self.config.url
             return streamable_http_client(self.config.url)
         command, *args = self.config.command
-        params = StdioServerParameters(command=command, args=args, env=dict(self.config.env) or None)
+        params = StdioServerParameters(command=command, args=args,
+                                       env=dict(self.config.env) or None)
         if self._errlog is None or self._errlog.closed:
             self._errlog = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
         self._errlog.flush()
@@ -190,7 +191,7 @@ class McpConnection:
             result = await asyncio.wait_for(
                 client.call_tool(tool, args, read_timeout_seconds=self.call_timeout),
                 self.call_timeout + 2)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self._drop("timed out")
             return self._timeout_result(tool)
         except asyncio.CancelledError:
@@ -297,7 +298,7 @@ class McpManager:
         status: dict[str, str | None] = dict(self.errors)
         for connection, result in zip(self.connections, results):
             status[connection.name] = str(result) if isinstance(result, BaseException) else None
-        for name, error in status.items():
+        for error in status.values():
             if error:
                 log.warning("%s", error)
         return status
@@ -327,7 +328,7 @@ class McpManager:
         """Stop every server (bounded; used when the app quits)."""
         await asyncio.gather(*(c.close() for c in self.connections), return_exceptions=True)
 
-    async def __aenter__(self) -> McpManager:
+    async def __aenter__(self) -> McpManager:  # noqa: PYI034 - 3.11 has no typing.Self
         await self.start()
         return self
 

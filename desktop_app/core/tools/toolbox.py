@@ -62,7 +62,7 @@ class Toolbox:
         """Stop every MCP server."""
         await self.mcp.stop()
 
-    async def __aenter__(self) -> Toolbox:
+    async def __aenter__(self) -> Toolbox:  # noqa: PYI034 - 3.11 has no typing.Self
         await self.start()
         return self
 

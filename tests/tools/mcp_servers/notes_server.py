@@ -53,7 +53,7 @@ def fail(message: str = "boom") -> str:
     raise ValueError(message)
 
 
-def _echo(variant: int):  # noqa: ANN202 - a tool function for the SDK to inspect
+def _echo(variant: int):
     def echo(text: str) -> str:
         return f"echo{variant}: {text}"
     return echo

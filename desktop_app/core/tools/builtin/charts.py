@@ -77,8 +77,9 @@ def render_chart(kind: str, labels: Sequence[str],
     def y(value: float) -> float:
         return TOP + plot_h * (high - value) / (high - low)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
-           f'width="{WIDTH}" height="{HEIGHT}" role="img" font-family="sans-serif" font-size="12">']
+    out = [(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
+            f'width="{WIDTH}" height="{HEIGHT}" role="img" font-family="sans-serif" '
+            f'font-size="12">')]
     for tick in ticks:
         ty = y(tick)
         out.append(f'<line x1="{LEFT}" y1="{ty:.1f}" x2="{WIDTH - RIGHT}" y2="{ty:.1f}" '
@@ -90,8 +91,9 @@ def render_chart(kind: str, labels: Sequence[str],
         if i % step:
             continue
         lx = LEFT + slot * (i + 0.5)
-        out.append(f'<text x="{lx:.1f}" y="{TOP + plot_h + 16}" text-anchor="end" '
-                   f'transform="rotate(-35 {lx:.1f} {TOP + plot_h + 16})">{escape(label[:30])}</text>')
+        ly = TOP + plot_h + 16
+        out.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
+                   f'transform="rotate(-35 {lx:.1f} {ly})">{escape(label[:30])}</text>')
     zero = y(0.0)
     for s_index, (name, values) in enumerate(series):
         colour = PALETTE[s_index % len(PALETTE)]
@@ -102,9 +104,10 @@ def render_chart(kind: str, labels: Sequence[str],
                     continue
                 bx = LEFT + slot * i + slot * 0.1 + bar_w * s_index
                 top, bottom = sorted((y(float(v)), zero))
+                tip = f"{escape(name)} – {escape(labels[i])}: {_fmt(float(v))}"
                 out.append(f'<rect x="{bx:.1f}" y="{top:.1f}" width="{bar_w:.1f}" '
-                           f'height="{bottom - top:.1f}" fill="{colour}"><title>'
-                           f'{escape(name)} – {escape(labels[i])}: {_fmt(float(v))}</title></rect>')
+                           f'height="{bottom - top:.1f}" fill="{colour}">'
+                           f'<title>{tip}</title></rect>')
         else:
             segments: list[list[str]] = [[]]
             for i, v in enumerate(values):
@@ -113,8 +116,9 @@ def render_chart(kind: str, labels: Sequence[str],
                     continue
                 px, py = LEFT + slot * (i + 0.5), y(float(v))
                 segments[-1].append(f"{px:.1f},{py:.1f}")
-                out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour}"><title>'
-                           f'{escape(name)} – {escape(labels[i])}: {_fmt(float(v))}</title></circle>')
+                tip = f"{escape(name)} – {escape(labels[i])}: {_fmt(float(v))}"
+                out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour}">'
+                           f'<title>{tip}</title></circle>')
             for points in segments:
                 if len(points) > 1:
                     out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" '

@@ -136,7 +136,7 @@ class PythonCodeTool(Tool):
     """Runs a Python program in a limited child process with the workspace as its folder."""
 
     name = "run_python"
-    description = "Run Python code (no network, workspace folder only, time/memory limits); asks first."
+    description = "Run Python code (no network, workspace only, time/memory limits)"
     read_only = False
     parameters: dict[str, Any] = {
         "type": "object",
@@ -144,7 +144,8 @@ class PythonCodeTool(Tool):
             "code": {"type": "string", "minLength": 1,
                      "description": "A complete Python program; print() what you need to see."},
             "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT,
-                        "description": f"Seconds before it is stopped (default {DEFAULT_TIMEOUT:.0f})."},
+                        "description": f"Seconds before it is stopped "
+                                       f"(default {DEFAULT_TIMEOUT:.0f})."},
         },
         "required": ["code"],
         "additionalProperties": False,
@@ -194,7 +195,7 @@ class PythonCodeTool(Tool):
             await proc.stdin.drain()
             proc.stdin.close()
             await asyncio.wait_for(proc.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             timed_out = True
         except (BrokenPipeError, ConnectionResetError):
             pass  # the child died before reading its code; its stderr says why
@@ -205,7 +206,8 @@ class PythonCodeTool(Tool):
             shutil.rmtree(scratch, ignore_errors=True)
         (out, out_cut), (err, err_cut) = await readers
         elapsed = time.monotonic() - started
-        return self._result(proc.returncode, out, err, out_cut or err_cut, timed_out, timeout, elapsed)
+        return self._result(proc.returncode, out, err, out_cut or err_cut, timed_out, timeout,
+                            elapsed)
 
     @staticmethod
     def _kill(proc: asyncio.subprocess.Process, posix: bool) -> None:
@@ -228,14 +230,16 @@ class PythonCodeTool(Tool):
         if err:
             parts.append(f"stderr:\n{clip(err.rstrip())}")
         if cut:
-            parts.append(f"[Output was longer than {self.max_output_chars:,} characters and was cut.]")
+            parts.append(f"[Output was longer than {self.max_output_chars:,} characters and "
+                         f"was cut.]")
         body = "\n\n".join(parts) or "(no output)"
         if timed_out:
             return ToolResult(text=body, error=(
                 f"The program was stopped after the {timeout:g} s time limit.\n{body}"))
         cpu_signals = {getattr(signal, "SIGXCPU", -1), getattr(signal, "SIGKILL", -1)}
         if code is not None and code < 0 and -code in cpu_signals:
-            return ToolResult(text=body, error=f"The program was stopped by the CPU-time limit.\n{body}")
+            return ToolResult(text=body,
+                              error=f"The program was stopped by the CPU-time limit.\n{body}")
         if "MemoryError" in err:
             return ToolResult(text=body, error=(
                 f"The program ran out of memory (limit {self.memory_mb} MB).\n{body}"))

@@ -73,12 +73,13 @@ def _inside(path: str, roots: tuple[str, ...]) -> bool:
 def _refuse_outside_workspace(path: object, what: str) -> None:
     real = _real(path)
     if real is not None and not _inside(real, (WORKSPACE,)):
-        raise PermissionError(f"{what} '{os.fsdecode(path)}' is outside the workspace; the "  # type: ignore[arg-type]
-                              f"code tool may only change files in the workspace folder")
+        shown = os.fsdecode(path)  # type: ignore[arg-type]
+        raise PermissionError(f"{what} '{shown}' is outside the workspace; the code tool may "
+                              f"only change files in the workspace folder")
 
 
 def _hook(event: str, args: tuple[object, ...]) -> None:
-    if event in _FORBIDDEN or event.startswith("os.exec") or event.startswith("os.spawn"):
+    if event in _FORBIDDEN or event.startswith(("os.exec", "os.spawn")):
         raise PermissionError(_FORBIDDEN.get(event, "starting other programs is not allowed"))
     if event == "open":
         path, mode, flags = (list(args) + [None, None, 0])[:3]
@@ -89,8 +90,9 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
         else:
             real = _real(path)
             if real is not None and not _inside(real, _READ_ROOTS):
-                raise PermissionError(f"Reading '{os.fsdecode(path)}' is not allowed: the code "  # type: ignore[arg-type]
-                                      f"tool may only read files in the workspace folder")
+                shown = os.fsdecode(path)  # type: ignore[arg-type]
+                raise PermissionError(f"Reading '{shown}' is not allowed: the code tool may "
+                                      f"only read files in the workspace folder")
     elif event in _CHANGES_PATH:
         _refuse_outside_workspace(args[0] if args else None, "Changing")
     elif event in _TWO_PATHS:
@@ -122,8 +124,10 @@ def main() -> int:
         exec(compile(code, "<code>", "exec"), namespace)  # noqa: S102 - this is the tool's purpose
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException as exc:  # show the user's traceback, without this bootstrap's frame
-        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
+    except BaseException as exc:  # noqa: BLE001 - report any failure of the user's code
+        # Show the user's traceback without this bootstrap's own frame.
+        tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+        traceback.print_exception(type(exc), exc, tb)
         return 1
     return 0
 

@@ -74,7 +74,7 @@ class ReadDocumentTool(Tool):
     """Reads text, Markdown and PDF documents inside the workspace."""
 
     name = "read_document"
-    description = "Read a .txt, .md or .pdf document in the workspace (PDF page ranges like '2-5')."
+    description = "Read a .txt, .md or .pdf in the workspace (PDF pages like '2-5')"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {

@@ -43,24 +43,25 @@ class _WorkspaceTool(Tool):
 
 class ListFilesTool(_WorkspaceTool):
     name = "list_files"
-    description = "List files and folders in the workspace folder (optionally recursive)."
+    description = "List files and folders in the workspace (optionally recursive)"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Folder relative to the workspace; '.' is the top.",
-                     "default": "."},
+            "path": {"type": "string", "default": ".",
+                     "description": "Folder relative to the workspace; '.' is the top."},
             "recursive": {"type": "boolean", "default": False},
         },
         "additionalProperties": False,
     }
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
-        return await asyncio.to_thread(self._list, args.get("path", "."), bool(args.get("recursive")))
+        return await asyncio.to_thread(self._list, args.get("path", "."),
+                                       bool(args.get("recursive")))
 
     def _list(self, path: str, recursive: bool) -> ToolResult:
         base = self.workspace.resolve(path)
         if not base.is_dir():
-            return ToolResult.failure(f"'{path}' is a file, not a folder; use read_file to read it.")
+            return ToolResult.failure(f"'{path}' is a file, not a folder; use read_file for it.")
         entries = (self.workspace.walk(path) if recursive
                    else (p for p in sorted(base.iterdir())
                          if not (p.is_symlink() and not self.workspace.is_inside(p))))
@@ -83,7 +84,7 @@ class ListFilesTool(_WorkspaceTool):
 
 class ReadFileTool(_WorkspaceTool):
     name = "read_file"
-    description = "Read a text file from the workspace folder (from a character offset, limited length)."
+    description = "Read a text file in the workspace (from an offset, limited length)"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -116,7 +117,7 @@ class ReadFileTool(_WorkspaceTool):
 
 class WriteFileTool(_WorkspaceTool):
     name = "write_file"
-    description = "Write (or append) text to a file in the workspace folder; asks the user first."
+    description = "Write or append text to a workspace file (asks the user first)"
     read_only = False
     parameters: dict[str, Any] = {
         "type": "object",
@@ -141,7 +142,7 @@ class WriteFileTool(_WorkspaceTool):
 
 class SearchFilesTool(_WorkspaceTool):
     name = "search_files"
-    description = "Find workspace files by name pattern (e.g. '*.md') and/or text they contain."
+    description = "Find workspace files by name glob ('*.md') and/or text inside"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +99,7 @@ class NoteStore:
             raise ToolArgumentError(f"The note has {len(body):,} characters; the limit is "
                                     f"{MAX_NOTE_CHARS:,}.", hint="Split it into several notes.")
         base = _slug(title)
-        created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        created = datetime.now(UTC).isoformat(timespec="seconds")
         note = Note(id=base, title=title, body=body, created=created,
                     tags=[" ".join(t.replace(",", " ").split()) for t in tags or [] if t.strip()])
         for n in range(1, 1000):
@@ -151,7 +151,7 @@ def _line(note: Note, query: str = "") -> str:
 
 class NoteCreateTool(Tool):
     name = "note_create"
-    description = "Save a new note (title, Markdown text, optional tags) in the user's notes."
+    description = "Save a new note (title, Markdown text, optional tags)"
     read_only = False  # it adds a file to the user's notes, so the user confirms it
     parameters: dict[str, Any] = {
         "type": "object",
@@ -175,7 +175,7 @@ class NoteCreateTool(Tool):
 
 class NotesFindTool(Tool):
     name = "notes_find"
-    description = "List the user's notes, or search them by words in title, tags or text."
+    description = "List the user's notes, or search them by words"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -192,7 +192,8 @@ class NotesFindTool(Tool):
         query = (args.get("query") or "").strip()
         notes = await asyncio.to_thread(store.search if query else lambda _q: store.all(), query)
         if not notes:
-            return ToolResult(text=f"No notes match '{query}'." if query else "There are no notes yet.")
+            return ToolResult(text=f"No notes match '{query}'." if query
+                              else "There are no notes yet.")
         shown = notes[:MAX_LISTED]
         more = f"\n(and {len(notes) - len(shown)} more)" if len(notes) > len(shown) else ""
         head = f"{len(notes)} note(s) matching '{query}':" if query else f"{len(notes)} note(s):"
@@ -201,7 +202,7 @@ class NotesFindTool(Tool):
 
 class NoteReadTool(Tool):
     name = "note_read"
-    description = "Read one of the user's notes by its id (from notes_find)."
+    description = "Read one of the user's notes by id (ids come from notes_find)"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {"id": {"type": "string", "description": "Note id, e.g. 'shopping-list'."}},

@@ -15,8 +15,8 @@ from markdown_it import MarkdownIt
 
 from desktop_app.core.errors import ToolArgumentError
 from desktop_app.core.tools.base import Artifact, Tool, ToolResult
-from desktop_app.core.tools.builtin.charts import render_chart
 from desktop_app.core.tools.builtin.artifact import slugify
+from desktop_app.core.tools.builtin.charts import render_chart
 
 MAX_TEXT_CHARS = 200_000
 MAX_ROWS = 2_000
@@ -53,7 +53,7 @@ def _markdown() -> MarkdownIt:
 
 def markdown_to_html(text: str) -> str:
     """Markdown rendered safely: raw HTML is escaped, images are not rendered."""
-    return _markdown().render(text)
+    return str(_markdown().render(text))
 
 
 def _check_size(text: str, what: str) -> None:
@@ -77,7 +77,7 @@ class ReportTool(Tool):
     """A document of titled sections whose text is Markdown."""
 
     name = "make_report"
-    description = "Create a report document (title + Markdown sections) as HTML or Markdown."
+    description = "Create a report document (Markdown sections) as HTML or Markdown"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -149,9 +149,10 @@ def _is_number(text: str) -> bool:
 
 def table_html(columns: list[str], cells: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "\n".join("<tr>" + "".join(
-        f"<td class=\"num\">{html.escape(v)}</td>" if v and _is_number(v) else f"<td>{html.escape(v)}</td>"
-        for v in row) + "</tr>" for row in cells)
+    def td(v: str) -> str:
+        numeric = ' class="num"' if v and _is_number(v) else ""
+        return f"<td{numeric}>{html.escape(v)}</td>"
+    body = "\n".join("<tr>" + "".join(td(v) for v in row) + "</tr>" for row in cells)
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
 
 
@@ -168,7 +169,7 @@ class TableTool(Tool):
     """A table document from rows (lists or objects)."""
 
     name = "make_table"
-    description = "Create a table document from rows (lists or objects) as HTML or Markdown."
+    description = "Create a table document from rows, as HTML or Markdown"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -196,7 +197,7 @@ class ChartTool(Tool):
     """A bar or line chart drawn as inline SVG in an HTML document."""
 
     name = "make_chart"
-    description = "Create a bar or line chart (inline SVG in HTML) from labels and numeric series."
+    description = "Create a bar or line chart (SVG) from labels and number series"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -225,7 +226,8 @@ class ChartTool(Tool):
         columns = ["Label"] + [name for name, _ in series]
         cells = [[label] + [_cell(vals[i]) if i < len(vals) else "" for _, vals in series]
                  for i, label in enumerate(labels)]
-        body = svg + "\n<details><summary>Data</summary>\n" + table_html(columns, cells) + "\n</details>"
+        body = (f"{svg}\n<details><summary>Data</summary>\n{table_html(columns, cells)}\n"
+                "</details>")
         art = Artifact(name=f"{slugify(title)}.html", mime_type="text/html",
                        content=html_page(title, body))
         return ToolResult(text=f"Created {args.get('kind', 'bar')} chart '{art.name}' with "

@@ -77,8 +77,7 @@ _CASE_SENSITIVE = {"Mb": ("data", 125e3), "Gb": ("data", 125e6), "Kb": ("data", 
 def _normalise(unit: str) -> str:
     text = " ".join(unit.strip().replace("²", "2").replace("³", "3").replace("µ", "u").split())
     lowered = text.lower()
-    if lowered.startswith("degrees "):
-        lowered = lowered[len("degrees "):]
+    lowered = lowered.removeprefix("degrees ")
     if lowered not in _ALL and len(lowered) > 3:  # plurals: "miles", "hours", "inches"
         for suffix in ("s", "es"):
             if lowered.endswith(suffix) and lowered[: -len(suffix)] in _ALL:
@@ -146,7 +145,7 @@ class UnitConvertTool(Tool):
     """Converts a number between units of length, mass, volume, temperature and more."""
 
     name = "convert_units"
-    description = "Convert a value between units (length, mass, volume, °C/°F/K, speed, area, data, time)"
+    description = "Convert length/mass/volume/temperature/speed/area/data/time units"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
