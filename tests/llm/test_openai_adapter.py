@@ -166,8 +166,10 @@ def unused_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def test_unreachable_port_is_a_connection_error_that_says_what_to_do() -> None:
-    base_url = f"http://127.0.0.1:{unused_port()}/v1"
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "no-such-host.invalid"],
+                         ids=["closed-port", "unresolvable-name"])
+async def test_unreachable_server_is_a_connection_error_that_says_what_to_do(host: str) -> None:
+    base_url = f"http://{host.format(port=unused_port())}/v1"
     adapter = OpenAICompatibleLLM(base_url=base_url, model="m", max_retries=0)
     try:
         with pytest.raises(LLMConnectionError) as info:

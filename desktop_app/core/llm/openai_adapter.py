@@ -122,15 +122,18 @@ class OpenAICompatibleLLM(LLM):
         else:
             return False
         log.info("%s rejected a parameter (%s); retrying without it", self.base_url,
-                 server_message(exc))
+                 self._redact(server_message(exc)))
         return True
+
+    def _redact(self, text: str) -> str:
+        # Some servers echo the key they rejected; it must never reach a log or the UI.
+        return text.replace(self._secret, "***") if self._secret else text
 
     def _convert(self, exc: BaseException) -> LLMError:
         error = convert_error(exc, base_url=self.base_url, model=self.model)
         if self._secret and self._secret in str(error):
-            # Some servers echo the key they rejected; it must never reach a log or the UI.
-            redacted = type(error)(error.message.replace(self._secret, "***"),
-                                   hint=(error.hint or "").replace(self._secret, "***") or None)
+            redacted = type(error)(self._redact(error.message),
+                                   hint=self._redact(error.hint) if error.hint else None)
             redacted.retryable = error.retryable
             return redacted
         return error
