@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -61,8 +62,9 @@ async def test_home_and_tmp_are_a_scratch_folder_inside_the_workspace(tool: Pyth
             "f = tempfile.NamedTemporaryFile(delete=False); f.write(b'x'); f.close()")
     result = await tool.run({"code": code})
     assert result.ok, result.error
-    assert result.text.count(str(ws.root / SCRATCH)) == 2
-    assert not (ws.root / SCRATCH).exists()  # removed after the run
+    home, tmp = [line for line in result.text.splitlines() if str(ws.root) in line]
+    assert home == tmp and Path(home).parent == ws.root and Path(home).name.startswith(SCRATCH)
+    assert not Path(home).exists()  # removed after the run
 
 
 async def test_time_limit_stops_the_program(tool: PythonCodeTool) -> None:
@@ -179,3 +181,12 @@ def test_code_tool_is_off_by_default_and_needs_confirmation(tmp_path: Path) -> N
     assert code_tool.read_only is False
     settings.tools.disabled = ["run_python"]
     assert "run_python" not in {t.name for t in default_tools(settings)}
+
+
+async def test_parallel_runs_do_not_share_scratch_folders(tool: PythonCodeTool, ws: Workspace) -> None:
+    code = ("import os, tempfile, time\np = os.path.join(tempfile.gettempdir(), 'f')\n"
+            "open(p, 'w').write('x')\ntime.sleep({delay})\nprint(open(p).read())")
+    fast, slow = await asyncio.gather(tool.run({"code": code.format(delay=0)}),
+                                      tool.run({"code": code.format(delay=1)}))
+    assert fast.ok and slow.ok, (fast.error, slow.error)
+    assert not [p for p in ws.root.iterdir() if p.name.startswith(SCRATCH)]

@@ -27,6 +27,7 @@ import shutil
 import signal
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -171,8 +172,9 @@ class PythonCodeTool(Tool):
     async def run(self, args: dict[str, Any]) -> ToolResult:
         timeout = float(args.get("timeout") or self.timeout)
         root = self.workspace.root
-        scratch = root / SCRATCH
-        scratch.mkdir(exist_ok=True)
+        # One scratch folder per run: parallel runs must not delete each other's files.
+        scratch = root / f"{SCRATCH}-{uuid.uuid4().hex[:8]}"
+        scratch.mkdir()
         posix = os.name == "posix"
         started = time.monotonic()
         try:
