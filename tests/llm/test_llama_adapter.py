@@ -138,6 +138,21 @@ def test_chat_template_from_the_gguf_is_applied(bundled_llm: LlamaCppLLM) -> Non
                                        "<|im_start|>assistant\n")
 
 
+def test_the_template_is_the_gguf_s_own_not_generic_chatml(bundled_model_path: Path,
+                                                           bundled_llm: LlamaCppLLM) -> None:
+    # Qwen2.5's own template adds its default system prompt when none is given; plain
+    # ChatML (a named chat_format, for GGUFs without a template) does not.
+    asyncio.run(bundled_llm.chat([ChatMessage.user("Hello")], max_tokens=1))
+    assert bundled_llm.last_prompt.startswith("<|im_start|>system\nYou are Qwen, created by")
+    chatml = LlamaCppLLM(bundled_model_path, context_size=512, chat_format="chatml")
+    try:
+        asyncio.run(chatml.chat([ChatMessage.user("Hello")], max_tokens=1))
+        assert "<|im_start|>user\nHello<|im_end|>" in chatml.last_prompt
+        assert "You are Qwen" not in chatml.last_prompt
+    finally:
+        asyncio.run(chatml.aclose())
+
+
 def test_chat_reports_usage_and_length_limit(bundled_llm: LlamaCppLLM) -> None:
     result = asyncio.run(bundled_llm.chat(
         [ChatMessage.user("Write a long poem about the sea.")], max_tokens=7, temperature=0.0))
