@@ -240,3 +240,31 @@ def test_planner_model_chosen_by_role() -> None:
               reply("from the fast model"))
     result, _ = run(DagRunner(registry, model="fast", step_runner=Steps()))
     assert result.answer == "from the fast model" and result.model == "small"
+
+
+def test_stop_during_synthesis_keeps_the_streamed_part_as_the_answer() -> None:
+    main = ScriptedLLM([reply(PLAN), reply(ACHIEVED), reply("word " * 200)], delay=0.02)
+    runner = DagRunner(make_registry(main), step_runner=Steps())
+    events: list[Event] = []
+
+    async def scenario() -> Any:
+        task = asyncio.create_task(runner.run("goal", on_event=events.append))
+        while sum(isinstance(e, AnswerDelta) for e in events) < 3:
+            await asyncio.sleep(0.01)
+        runner.stop()
+        return await asyncio.wait_for(task, 2.0)
+
+    result = asyncio.run(scenario())
+    done = events[-1]
+    streamed = "".join(e.content for e in events if isinstance(e, AnswerDelta))
+    assert isinstance(done, Done) and done.cancelled
+    assert done.answer == streamed == result.answer
+    assert 0 < len(streamed) < len("word " * 200)
+
+
+def test_conversation_history_reaches_the_planner() -> None:
+    main = ScriptedLLM([reply(PLAN), reply(ACHIEVED), reply("ok")])
+    history = [ChatMessage.user("My budget is 500 euros."), ChatMessage.assistant("Noted.")]
+    asyncio.run(DagRunner(make_registry(main), step_runner=Steps()).run(
+        "find a laptop", history=history))
+    assert "My budget is 500 euros." in main.requests[0].last_user_text
