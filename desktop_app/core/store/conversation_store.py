@@ -18,7 +18,11 @@ from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.store import rows
 from desktop_app.core.store.db import WriterLock, connect, default_db_path, integrity_check
-from desktop_app.core.store.history import HISTORY_COLUMNS, history_from_rows
+from desktop_app.core.store.history import (
+    HISTORY_COLUMNS,
+    history_from_rows,
+    place_delivered_interrupts,
+)
 from desktop_app.core.store.items import ItemsMixin
 from desktop_app.core.store.records import (
     MODES,
@@ -305,11 +309,18 @@ class ConversationStore(ItemsMixin):
         return cur.rowcount
 
     def load_history(self, conversation_id: str) -> list[ChatMessage]:
-        """The conversation as the engine's ``history`` (see ``history.to_chat_messages``)."""
+        """The conversation as the engine's ``history`` (see ``history.history_from_rows``).
+
+        Interrupts a run took in are placed right after that run's question.
+        """
         self.get_conversation(conversation_id)
-        return history_from_rows(self.conn.execute(
+        found = self.conn.execute(
             f"SELECT {HISTORY_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY id",
-            (conversation_id,)).fetchall())
+            (conversation_id,)).fetchall()
+        moves = dict(self.conn.execute(
+            "SELECT message_id, run_message_id FROM interrupts WHERE conversation_id = ? "
+            "AND status = 'delivered' AND run_message_id IS NOT NULL", (conversation_id,)))
+        return history_from_rows(place_delivered_interrupts(found, moves))
 
     def load_conversation(self, conversation_id: str, *,
                           last: int | None = None) -> ConversationDetail:

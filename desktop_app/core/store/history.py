@@ -96,3 +96,31 @@ def history_from_rows(rows: Sequence[HistoryRow]) -> list[ChatMessage]:
             entry["name"] = name
         out.append(entry)
     return _HISTORY.validate_python(out)
+
+
+def place_delivered_interrupts(rows: list[HistoryRow],
+                               moves: dict[int, int]) -> list[HistoryRow]:
+    """Move interrupts a run took in (``moves``: interrupt message id -> the run's user
+    message id) to right after that user message.
+
+    They were stored when sent, often after the run's answer message was created, but the
+    run answered them: left in place, the next turn would see an unanswered question after
+    the answer and answer it again. Pending interrupts keep their place (they start the
+    next turn).
+    """
+    if not moves:
+        return rows
+    present = {row[0] for row in rows}
+    by_run: dict[int, list[HistoryRow]] = {}
+    for row in rows:
+        run = moves.get(row[0])
+        if run is not None and run in present:
+            by_run.setdefault(run, []).append(row)
+    out: list[HistoryRow] = []
+    for row in rows:
+        run = moves.get(row[0])
+        if run is not None and run in present:
+            continue  # emitted right after its run's message instead
+        out.append(row)
+        out.extend(by_run.get(row[0], ()))
+    return out
