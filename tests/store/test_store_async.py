@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from pathlib import Path
@@ -51,7 +52,7 @@ def test_event_loop_keeps_running_during_a_slow_write(db_path: Path) -> None:
             return ticks
 
     ticks = asyncio.run(main())
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
     assert len(ticks) > 20 and max(gaps) < 0.25
 
 

@@ -25,7 +25,7 @@ def test_first_user_message_titles_an_untitled_conversation(store: ConversationS
 def test_list_is_pinned_first_then_most_recently_updated(store: ConversationStore) -> None:
     a = store.create_conversation("a", created_at=100)
     b = store.create_conversation("b", created_at=200)
-    c = store.create_conversation("c", created_at=300)
+    store.create_conversation("c", created_at=300)
     store.add_message(a.id, "user", "bump a")  # a is now the most recent
     store.set_pinned(b.id)
     assert [x.title for x in store.list_conversations()] == ["b", "a", "c"]

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import ChatMessage
@@ -72,7 +72,7 @@ class AsyncStore:
                 setattr(self, attr, None)
             pool.shutdown(wait=False)
 
-    async def __aenter__(self) -> AsyncStore:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import ChatMessage
@@ -67,7 +67,7 @@ class ConversationStore(ItemsMixin):
             if self._lock is not None:
                 self._lock.release()
 
-    def __enter__(self) -> ConversationStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -12,8 +12,8 @@ process dies, even on SIGKILL, so a crashed instance never blocks recovery.
 
 from __future__ import annotations
 
-import os
 import sqlite3
+import sys
 from pathlib import Path
 from typing import IO
 
@@ -72,7 +72,7 @@ class WriterLock:
             return True
         handle = open(self.path, "a+b")  # noqa: SIM115 - held open for the lock's lifetime
         try:
-            if os.name == "nt":
+            if sys.platform == "win32":
                 import msvcrt
 
                 handle.seek(0)
@@ -91,7 +91,7 @@ class WriterLock:
         if self._file is None:
             return
         try:
-            if os.name == "nt":
+            if sys.platform == "win32":
                 import msvcrt
 
                 self._file.seek(0)

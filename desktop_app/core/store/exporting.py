@@ -12,7 +12,7 @@ import html
 import json
 import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from desktop_app import __version__
@@ -28,7 +28,7 @@ MIN_SECRET_LENGTH = 8
 def _iso(ts: float | None) -> str | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
 
 
 def _redactor(redact: Iterable[str]) -> re.Pattern[str] | None:
@@ -104,7 +104,7 @@ def export_json(details: Iterable[ConversationDetail], *, redact: Iterable[str] 
     """The versioned JSON document ``importing.import_data`` reads back."""
     document = {
         "format": EXPORT_FORMAT, "version": EXPORT_VERSION,
-        "exported_at": _iso(datetime.now(tz=timezone.utc).timestamp()),
+        "exported_at": _iso(datetime.now(tz=UTC).timestamp()),
         "app_version": __version__,
         "conversations": [conversation_to_dict(d) for d in details],
     }

@@ -16,6 +16,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Self
 
 from desktop_app.core.llm.types import Usage
 from desktop_app.core.store.async_store import AsyncStore
@@ -135,7 +136,7 @@ class StreamingAnswerWriter:
             await asyncio.sleep(self.flush_interval)
             await self.flush()
 
-    async def __aenter__(self) -> StreamingAnswerWriter:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
