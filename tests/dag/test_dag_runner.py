@@ -268,3 +268,28 @@ def test_conversation_history_reaches_the_planner() -> None:
     asyncio.run(DagRunner(make_registry(main), step_runner=Steps()).run(
         "find a laptop", history=history))
     assert "My budget is 500 euros." in main.requests[0].last_user_text
+
+
+def test_interrupts_reach_analysis_replan_and_synthesis() -> None:
+    from desktop_app.core.agent.events import Inject
+    from desktop_app.core.agent.interrupts import InterruptQueue
+
+    queue = InterruptQueue()
+
+    class Interrupting(Steps):
+        async def __call__(self, step: PlanStep, ctx: StepContext) -> StepOutput:
+            if step.id == "step_1" and not self.seen:
+                queue.put("Also give the answer in French.")
+            return await super().__call__(step, ctx)
+
+    main = ScriptedLLM([reply(PLAN), reply(NOT_ACHIEVED), reply(PLAN), reply(ACHIEVED),
+                        reply("a+b (en français : a+b)")])
+    events: list[Event] = []
+    asyncio.run(DagRunner(make_registry(main), step_runner=Interrupting(), max_replans=1).run(
+        "goal", interrupt_queue=queue, on_event=events.append))
+    injects = [e for e in events if isinstance(e, Inject)]
+    assert [e.content for e in injects] == ["Also give the answer in French."]
+    chats = main.calls("chat")
+    assert "Also give the answer in French." in chats[1].last_user_text  # analysis, round 1
+    assert "Also give the answer in French." in chats[2].last_user_text  # re-plan
+    assert "Also give the answer in French." in main.calls("stream")[0].last_user_text

@@ -23,8 +23,10 @@ from desktop_app.core.agent.events import (
     Done,
     ErrorEvent,
     Event,
+    Inject,
     Phase,
 )
+from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.dag.analyzer import Analysis, PlanAnalyzer
 from desktop_app.core.dag.events import DagAnalysis, DagPlan, DagReplan, PlannedStep
 from desktop_app.core.dag.executor import DAGExecutor, emit_to
@@ -98,6 +100,22 @@ class DagRunner:
         self._stop_requested = False
         self._current: asyncio.Future[Any] | None = None
         self._streamed = ""
+        self._queue: InterruptQueue | None = None
+        self._interrupts: list[str] = []
+
+    async def _drain(self, emit: Any) -> None:
+        """Take queued user interrupts, report each with an ``inject`` event."""
+        if self._queue is None:
+            return
+        for text in self._queue.drain():
+            self._interrupts.append(text)
+            await emit(Inject(content=text))
+
+    def _interrupt_text(self) -> str:
+        if not self._interrupts:
+            return ""
+        return ("The user added while the plan was running (treat it as part of the goal):\n"
+                + "\n".join(f"- {text}" for text in self._interrupts))
 
     def stop(self) -> None:
         """Stop the run: pending steps are skipped, running ones and model calls cancelled."""
@@ -124,10 +142,18 @@ class DagRunner:
             self._current = None
 
     async def run(self, goal: str, *, history: Sequence[ChatMessage] = (),
+                  interrupt_queue: InterruptQueue | None = None,
                   on_event: EventSink | None = None) -> DagResult:
-        """Run ``goal`` in DAG mode; never raises except for cancellation of the caller."""
+        """Run ``goal`` in DAG mode; never raises except for cancellation of the caller.
+
+        Messages the user sends meanwhile (``interrupt_queue``) are taken at phase
+        boundaries: the analysis and any re-plan treat them as part of the goal, and the
+        synthesis answers them at the latest (SPEC §5), so none is silently lost.
+        """
         self._stop_requested = False
         self._streamed = ""
+        self._queue = interrupt_queue
+        self._interrupts = []
         self._executor.reset()
         started = time.monotonic()
         result = DagResult(answer="", model=self.model_name)
@@ -185,9 +211,11 @@ class DagRunner:
             if execution.stopped or self._stop_requested:
                 raise _Stopped
 
+            await self._drain(emit)
             await emit(Phase(phase="analyzing"))
-            outcome = await self._call(analyzer.analyze(goal, execution,
-                                                        previous=self._previous(result, number)))
+            previous = "\n\n".join(filter(None, [self._previous(result, number),
+                                                  self._interrupt_text()]))
+            outcome = await self._call(analyzer.analyze(goal, execution, previous=previous))
             current.analysis = outcome.analysis
             result.usage = result.usage + outcome.usage
             analysis = outcome.analysis
@@ -198,8 +226,10 @@ class DagRunner:
                 break
             await emit(DagReplan(round=number + 1, reason=analysis.reason or "goal not achieved"))
             context = "\n\n".join(filter(None, [history_context(history),
-                                                self._previous(result, number + 1)]))
+                                                self._previous(result, number + 1),
+                                                self._interrupt_text()]))
 
+        await self._drain(emit)
         await emit(Phase(phase="synthesizing"))
         executions = [r.execution for r in result.rounds if r.execution is not None]
         draft = result.rounds[-1].analysis.final_answer if result.rounds[-1].analysis else ""
@@ -210,7 +240,7 @@ class DagRunner:
 
         await emit(AnswerStart())
         text, usage, error = await self._call(stream_synthesis(
-            llm, synthesis_messages(goal, executions), delta,
+            llm, synthesis_messages(goal, executions, self._interrupts), delta,
             max_tokens=self.synthesis_max_tokens))
         result.usage = result.usage + usage
         if not text.strip():

@@ -41,13 +41,18 @@ def results_text(executions: Sequence[ExecutionResult]) -> str:
     return "\n\n".join(parts)
 
 
-def synthesis_messages(goal: str, executions: Sequence[ExecutionResult]) -> list[ChatMessage]:
+def synthesis_messages(goal: str, executions: Sequence[ExecutionResult],
+                       interrupts: Sequence[str] = ()) -> list[ChatMessage]:
     """The system and user messages of the synthesis call.
 
+    ``interrupts`` are messages the user sent during the run; the answer must address them.
     The analyzer's draft answer is deliberately left out: small models copy such a line
     verbatim, label included. It serves only as the fallback when synthesis fails.
     """
     user = f"Goal: {goal.strip()}\n\nStep results:\n{results_text(executions)}"
+    if interrupts:
+        user += ("\n\nThe user added during the work (address this too):\n"
+                 + "\n".join(f"- {text}" for text in interrupts))
     return [ChatMessage.system(SYNTHESIS_PROMPT), ChatMessage.user(user)]
 
 
