@@ -192,7 +192,8 @@ def _import(args: argparse.Namespace) -> int:
         print(f"imported {c.id[:12]}  {c.message_count:>5} msgs  {c.title or '(untitled)'}")
     for reason in report.skipped:
         print(f"skipped: {reason}", file=sys.stderr)
-    print(f"{len(report.imported)} imported, {len(report.skipped)} skipped", file=sys.stderr)
+    print(f"{len(report.imported)} imported, {len(report.unchanged)} already there, "
+          f"{len(report.skipped)} skipped", file=sys.stderr)
     return 0 if report.imported or not report.skipped else 1
 
 

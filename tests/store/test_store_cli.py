@@ -23,7 +23,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def test_import_list_search_show(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, "import", str(FIXTURE))
-    assert code == 0 and "3 imported, 0 skipped" in err
+    assert code == 0 and "3 imported, 0 already there, 0 skipped" in err
     code, out, _ = _run(capsys, "list")
     assert code == 0
     assert [line.split("  ")[-1] for line in out.splitlines()] == [
@@ -44,8 +44,11 @@ def test_export_json_reimports_and_md_goes_to_a_file(capsys: pytest.CaptureFixtu
     code, _, err = _run(capsys, "export", "--all", "--format", "json", "-o", str(target))
     assert code == 0 and "exported 3 conversation(s)" in err
     code, _, err = _run(capsys, "import", str(target))
-    assert "3 imported" in err
-    assert len(json.loads(_run(capsys, "list", "--all", "--json")[1])) == 6
+    assert "0 imported, 3 already there" in err
+    assert len(json.loads(_run(capsys, "list", "--all", "--json")[1])) == 3
+    with ConversationStore() as store:  # into a fresh database it all comes back
+        store.conn.execute("DELETE FROM conversations")
+    assert "3 imported" in _run(capsys, "import", str(target))[2]
     md = tmp_path / "one.md"
     _run(capsys, "export", "6650d0", "-o", str(md))
     assert "<summary>Tool step 1: <code>python</code></summary>" in md.read_text()

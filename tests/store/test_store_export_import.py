@@ -70,12 +70,16 @@ def test_json_round_trip_is_lossless(store: ConversationStore, tmp_path: Path) -
         other.close()
 
 
-def test_importing_into_the_same_database_makes_a_copy(store: ConversationStore) -> None:
+def test_reimport_skips_unchanged_and_copies_changed(store: ConversationStore) -> None:
     conv_id = _rich_conversation(store)
-    report = import_data(store, json.loads(export_json([store.load_conversation(conv_id)])))
+    exported = json.loads(export_json([store.load_conversation(conv_id)]))
+    report = import_data(store, exported)
+    assert report.imported == [] and len(report.unchanged) == 1
+    exported["conversations"][0]["messages"].append({"role": "user", "content": "more"})
+    report = import_data(store, exported)
     copy = report.imported[0]
     assert copy.id != conv_id and copy.title == "Weather report"
-    assert copy.message_count == store.get_conversation(conv_id).message_count
+    assert copy.message_count == store.get_conversation(conv_id).message_count + 1
 
 
 def test_markdown_is_readable_with_collapsible_tool_steps(store: ConversationStore) -> None:
@@ -162,6 +166,13 @@ def test_chatgpt_without_current_node_follows_newest_children(store: Conversatio
     conv = import_data(store, data).imported[0]
     contents = [m.content for m in store.list_messages(conv.id)]
     assert contents[-1].startswith("Yes: `+`")  # last child of each node = newest branch
+
+
+def test_chatgpt_reimport_adds_nothing_twice(store: ConversationStore) -> None:
+    assert len(import_file(store, FIXTURES / "chatgpt_conversations.json").imported) == 3
+    again = import_file(store, FIXTURES / "chatgpt_conversations.json")
+    assert again.imported == [] and len(again.unchanged) == 3
+    assert len(store.list_conversations(archived=None)) == 3
 
 
 def test_chatgpt_zip_export_is_read(store: ConversationStore, tmp_path: Path) -> None:

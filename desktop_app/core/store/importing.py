@@ -1,8 +1,8 @@
 """Import conversations: our own JSON export and the ChatGPT data export.
 
 Each conversation is imported in one transaction: a damaged entry is reported and skipped,
-never half-imported. An id already in the database gets a fresh one (an import never
-overwrites a conversation).
+never half-imported. Re-importing is safe: a conversation already here unchanged is
+skipped; one that changed is added as a copy with a fresh id (an import never overwrites).
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ class ImportReport:
 
     imported: list[Conversation] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: Entries whose conversation is already here with the same messages (re-importing
+    #: the same or a newer export adds only what is new, never duplicates).
+    unchanged: list[str] = field(default_factory=list)
 
 
 def read_import_file(path: Path) -> Any:
@@ -89,6 +92,9 @@ def _import_one(store: ConversationStore, report: ImportReport, label: str,
                 parse: Any) -> None:
     try:
         conv = parse()
+        if _already_there(store, conv):
+            report.unchanged.append(f"{label}: already in the database, unchanged")
+            return
         report.imported.append(_write(store, conv))
     except StorageError as exc:
         report.skipped.append(f"{label}: {exc}")
@@ -122,6 +128,21 @@ def _from_ours(item: dict[str, Any]) -> ImportedConversation:
         updated_at=item.get("updated_at"), pinned=bool(item.get("pinned")),
         archived=bool(item.get("archived")), messages=messages,
         artifacts=item.get("artifacts") or [])
+
+
+def _already_there(store: ConversationStore, conv: ImportedConversation) -> bool:
+    """The same conversation (same id, same number of messages) was imported before.
+
+    A conversation that changed since (more messages in the newer export) is imported as a
+    copy next to the old one: the local one may have been continued here, so it is never
+    overwritten.
+    """
+    if not isinstance(conv.id, str) or not conv.id:
+        return False
+    row = store.conn.execute(
+        "SELECT (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) "
+        "FROM conversations c WHERE c.id = ?", (conv.id,)).fetchone()
+    return row is not None and row[0] == len(conv.messages)
 
 
 def _write(store: ConversationStore, conv: ImportedConversation) -> Conversation:
