@@ -132,3 +132,44 @@ def test_full_run_with_real_agents_on_two_models() -> None:
     assert len(small.requests) == 2 and len(big.requests) == 5
     assert done.iterations == 1 + 1 + 2
     assert big.replies == type(big.replies)() and small.replies == type(small.replies)()
+
+
+async def _write(text: str) -> str:
+    WRITTEN.append(text)
+    return "written"
+
+
+WRITTEN: list[str] = []
+WRITE = FunctionTool("write_note", "Write a note", {
+    "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    _write, read_only=False)
+
+
+def test_tools_that_change_things_are_denied_without_a_confirmer() -> None:
+    WRITTEN.clear()
+    registry, big, _ = two_models()
+    big.add(json_action("write_note", {"text": "hi"}), json_final("could not write"))
+    plan = validate_plan({"steps": [{"id": "s1", "task": "write hi"}]})
+    events: list[Event] = []
+    asyncio.run(DAGExecutor(registry, ToolRegistry([WRITE])).execute(
+        plan, "g", on_event=events.append))
+    assert WRITTEN == []
+    done = [e.data for e in events if isinstance(e, DagStepProgress)
+            and e.data.get("type") == "iteration" and e.data.get("status") == "done"]
+    assert done and done[0]["error"]
+
+
+def test_a_given_confirmer_is_asked_and_can_allow() -> None:
+    WRITTEN.clear()
+    asked: list[str] = []
+
+    async def allow(name: str, args: dict[str, object]) -> bool:
+        asked.append(name)
+        return True
+
+    registry, big, _ = two_models()
+    big.add(json_action("write_note", {"text": "hi"}), json_final("written"))
+    plan = validate_plan({"steps": [{"id": "s1", "task": "write hi"}]})
+    asyncio.run(DAGExecutor(registry, ToolRegistry([WRITE]),
+                            agent_options={"confirm": allow}).execute(plan, "g"))
+    assert asked == ["write_note"] and WRITTEN == ["hi"]

@@ -59,6 +59,12 @@ STEP_SYSTEM_PROMPT = (
 )
 
 
+async def deny_unconfirmed(tool_name: str, args: dict[str, Any]) -> bool:
+    """The confirmer when none was given: refuse every tool that changes something."""
+    log.info("DAG step: %s needs confirmation and no confirmer was given; denied", tool_name)
+    return False
+
+
 async def emit_to(sink: EventSink | None, event: Event) -> None:
     """Deliver ``event`` to a sync or async sink; a failing sink never breaks the run."""
     if sink is None:
@@ -129,6 +135,9 @@ class DAGExecutor:
         llm = self._registry.get(self.resolve_model_name(step) or self._registry.default_name)
         tools = self._tools if self._tools is not None else ToolRegistry()
         options = dict(self.agent_options)
+        # Tools that change things need a yes from the user; with nobody to ask, the answer
+        # is no (the model sees the refusal), never a silent yes.
+        options.setdefault("confirm", deny_unconfirmed)
         if "context_guard" not in options:
             # Steps of a local model have small windows: keep each step's loop in budget.
             options["context_guard"] = ContextGuard(llm)
