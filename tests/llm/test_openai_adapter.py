@@ -246,6 +246,13 @@ async def test_errors_when_opening_a_stream_are_converted_too(
         [c async for c in llm.stream_chat(HELLO)]
 
 
+async def test_server_that_ignores_stream_mode_gives_a_clear_error(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(completion("a whole answer as plain JSON"))
+    with pytest.raises(LLMProviderError, match="ended the stream without sending anything"):
+        [c async for c in llm.stream_chat(HELLO)]
+
+
 async def test_slow_server_is_a_timeout_error(fake_server: FakeOpenAIServer) -> None:
     fake_server.add(Reply(body=completion("late"), delay=1.5))
     adapter = OpenAICompatibleLLM(base_url=fake_server.base_url, model="m", timeout=0.3,

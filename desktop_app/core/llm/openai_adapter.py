@@ -147,6 +147,8 @@ class OpenAICompatibleLLM(LLM):
                 if self._adapt_to_rejection(kwargs, exc):
                     continue
                 raise self._convert(exc) from exc
+            except openai.OpenAIError as exc:  # SDK-side failures that carry no response
+                raise self._convert(exc) from exc
         raise LLMProviderError(f"The server at {self.base_url} kept rejecting the request.",
                                hint="Check the model settings for this endpoint.")
 
@@ -201,8 +203,15 @@ class OpenAICompatibleLLM(LLM):
                     delta = accumulator.feed(chunk)
                     if delta is not None:
                         yield delta
-            except openai.APIError as exc:
+            except openai.OpenAIError as exc:
                 raise self._convert(exc) from exc
+            if accumulator.chunks_seen == 0:
+                # Every streaming server sends at least one chunk; none means the server
+                # ignored "stream" (answered with plain JSON) or is not OpenAI-compatible.
+                raise LLMProviderError(
+                    f"The server at {self.base_url} ended the stream without sending anything.",
+                    hint="Check the base URL in Settings; if this server cannot stream, turn "
+                         "streaming off for this model.")
             yield accumulator.finish()
         finally:
             await stream.close()

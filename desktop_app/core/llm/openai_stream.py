@@ -117,9 +117,11 @@ class StreamAccumulator:
         self.usage: Usage | None = None
         self.finish_reason: str | None = None
         self.model: str = ""
+        self.chunks_seen = 0
 
     def feed(self, chunk: Any) -> StreamChunk | None:
         """One server chunk in; the visible delta out (None if it carried nothing to show)."""
+        self.chunks_seen += 1
         self.model = getattr(chunk, "model", None) or self.model
         self.usage = usage_of(chunk) or self.usage
         choices = getattr(chunk, "choices", None) or []
