@@ -28,8 +28,11 @@ from desktop_app.core.errors import (
     LLMRateLimitError,
     LLMTimeoutError,
 )
+from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.openai_adapter import NO_KEY_PLACEHOLDER, OpenAICompatibleLLM
 from desktop_app.core.llm.types import ChatMessage, ToolCall
+from desktop_app.core.store.secrets import set_api_key
+from desktop_app.core.store.settings import EndpointModelConfig, Settings
 
 __all__ = ["fake_server"]  # the fixture, imported so pytest finds it here
 pytestmark = pytest.mark.anyio
@@ -367,6 +370,23 @@ async def test_abilities_default_on_and_profile_overrides_win(
     finally:
         await default.aclose()
         await limited.aclose()
+
+
+async def test_endpoint_from_settings_sends_the_keyring_key_and_its_profile_abilities(
+        fake_server: FakeOpenAIServer) -> None:
+    settings = Settings(endpoints=[EndpointModelConfig(
+        name="remote", base_url=fake_server.base_url, model="fake-model",
+        api_key_ref="remote", json_mode=False)])
+    set_api_key("remote", SECRET)
+    adapter = build_registry(settings).get("remote")
+    assert isinstance(adapter, OpenAICompatibleLLM)
+    fake_server.add(completion("hi"))
+    try:
+        assert (await adapter.chat(HELLO)).message.content == "hi"
+    finally:
+        await adapter.aclose()
+    assert fake_server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert adapter.abilities["json_mode"] is False and adapter.abilities["tool_call"] is True
 
 
 # --- settings dialog helpers ----------------------------------------------------------------
