@@ -177,3 +177,16 @@ def test_dependants_are_transitive() -> None:
 def test_single_step_fallback() -> None:
     plan = Plan.single_step("do it all", reason="planning failed")
     assert plan.fallback and plan.ids == ["step_1"] and plan.steps[0].task == "do it all"
+
+
+def test_swapped_hints_are_put_right() -> None:
+    plan = validate_plan(steps({"id": "s1", "task": "x", "model_hint": "calculator"},
+                               {"id": "s2", "task": "y", "tool_hint": "fast"},
+                               {"id": "s3", "task": "z", "model_hint": "calculator",
+                                "tool_hint": "clock"}),
+                         known_models={"fast", "qwen"}, known_tools={"calculator", "clock"})
+    assert (plan.step("s1").model_hint, plan.step("s1").tool_hint) == (None, "calculator")
+    assert (plan.step("s2").model_hint, plan.step("s2").tool_hint) == ("fast", None)
+    # the tool slot is taken: the stray model_hint is only dropped
+    assert (plan.step("s3").model_hint, plan.step("s3").tool_hint) == (None, "clock")
+    assert "read as tool_hint" in plan.warnings[0] and "read as model_hint" in plan.warnings[1]

@@ -211,6 +211,34 @@ def find_cycle(edges: dict[str, Iterable[str]]) -> list[str] | None:
     return None
 
 
+def _repair_hints(step: StepDraft, models: set[str] | None, tools: set[str] | None,
+                  warnings: list[str]) -> tuple[str | None, str | None]:
+    """(model_hint, tool_hint) with unknown hints dropped and swapped hints put right.
+
+    Small models often write a tool name as ``model_hint`` (or a model as ``tool_hint``);
+    when the other slot is empty and the name is known there, it is moved, not lost.
+    """
+    model_hint, tool_hint = step.model_hint, step.tool_hint
+    if model_hint is not None and models is not None and model_hint not in models:
+        if tools is not None and model_hint in tools and tool_hint is None:
+            warnings.append(f"Step '{step.id}': model_hint '{model_hint}' is a tool; "
+                            "read as tool_hint.")
+            tool_hint = model_hint
+        else:
+            warnings.append(f"Step '{step.id}': unknown model_hint '{model_hint}' ignored "
+                            "(the default model runs it).")
+        model_hint = None
+    if tool_hint is not None and tools is not None and tool_hint not in tools:
+        if models is not None and tool_hint in models and model_hint is None:
+            warnings.append(f"Step '{step.id}': tool_hint '{tool_hint}' is a model; "
+                            "read as model_hint.")
+            model_hint = tool_hint
+        else:
+            warnings.append(f"Step '{step.id}': unknown tool_hint '{tool_hint}' ignored.")
+        tool_hint = None
+    return model_hint, tool_hint
+
+
 def _draft_steps(draft: PlanDraft | dict[str, Any] | list[Any]) -> list[StepDraft]:
     if isinstance(draft, PlanDraft):
         return list(draft.steps)
@@ -286,15 +314,7 @@ def validate_plan(draft: PlanDraft | dict[str, Any] | list[Any], *,
                 warnings.append(f"Step '{step.id}': unknown dependency '{dep}' dropped.")
             elif target not in deps:
                 deps.append(target)
-        model_hint = step.model_hint
-        if model_hint is not None and models is not None and model_hint not in models:
-            warnings.append(f"Step '{step.id}': unknown model_hint '{model_hint}' ignored "
-                            "(the default model runs it).")
-            model_hint = None
-        tool_hint = step.tool_hint
-        if tool_hint is not None and tools is not None and tool_hint not in tools:
-            warnings.append(f"Step '{step.id}': unknown tool_hint '{tool_hint}' ignored.")
-            tool_hint = None
+        model_hint, tool_hint = _repair_hints(step, models, tools, warnings)
         final.append(PlanStep(id=step.id, task=step.task, dependencies=tuple(deps),
                               tool_hint=tool_hint, model_hint=model_hint))
 
