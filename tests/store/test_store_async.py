@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import Usage
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.store.conversation_store import ConversationStore
@@ -141,5 +142,30 @@ def test_closed_store_says_so(db_path: Path) -> None:
         await store.aclose()
         with pytest.raises(Exception, match="closed"):
             await store.list_conversations()
+
+    asyncio.run(main())
+
+
+def test_disk_full_during_streaming_is_retried_then_reported(db_path: Path) -> None:
+    """A real SQLITE_FULL (page limit on the writer connection), not a simulated exception."""
+
+    async def main() -> None:
+        async with await AsyncStore.open(db_path) as store:
+            conv = await store.create_conversation()
+            writer = StreamingAnswerWriter(store, conv.id, flush_interval=0.05)
+            await writer.start()
+            pages = await store._write(
+                lambda s: s.conn.execute("PRAGMA page_count").fetchone()[0])
+            await store._write(lambda s: s.conn.execute(f"PRAGMA max_page_count = {pages}"))
+            writer.append("x" * 200_000)  # cannot fit any more
+            await asyncio.sleep(0.2)
+            assert isinstance(writer.last_error, StorageError)
+            assert "free space" in str(writer.last_error)
+            with pytest.raises(StorageError):
+                await writer.finish()
+            # Space comes back: the next save works and nothing was lost.
+            await store._write(lambda s: s.conn.execute("PRAGMA max_page_count = 1073741823"))
+            final = await writer.finish()
+            assert (final.status, final.content) == ("complete", "x" * 200_000)
 
     asyncio.run(main())

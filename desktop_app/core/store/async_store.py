@@ -10,6 +10,7 @@ while a write is in progress). Both connections live and die on their own thread
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -79,16 +80,23 @@ class AsyncStore:
         await self.aclose()
 
     async def _write(self, fn: Callable[[ConversationStore], T]) -> T:
-        store = self._writer
-        if store is None:
-            raise StorageError("The conversation store is closed.")
-        return await asyncio.get_running_loop().run_in_executor(self._writer_pool, fn, store)
+        return await self._run(self._writer_pool, self._writer, fn, "Saving")
 
     async def _read(self, fn: Callable[[ConversationStore], T]) -> T:
-        store = self._reader
+        return await self._run(self._reader_pool, self._reader, fn, "Reading")
+
+    @staticmethod
+    async def _run(pool: ThreadPoolExecutor, store: ConversationStore | None,
+                   fn: Callable[[ConversationStore], T], what: str) -> T:
         if store is None:
             raise StorageError("The conversation store is closed.")
-        return await asyncio.get_running_loop().run_in_executor(self._reader_pool, fn, store)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, fn, store)
+        except sqlite3.Error as exc:
+            # Disk full, read-only folder, a lock held too long: one error type for the UI.
+            raise StorageError(f"{what} conversations failed: {exc}",
+                               hint="Check that the disk has free space and the data folder "
+                                    "is writable; nothing already saved was lost.") from exc
 
     # --- writes --------------------------------------------------------------------------------
     async def create_conversation(self, title: str = "", **fields: Any) -> Conversation:

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Self
 
+from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import Usage
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.store.records import Message
+
+log = logging.getLogger(__name__)
 
 #: The longest a streamed delta stays only in memory.
 DEFAULT_FLUSH_INTERVAL = 1.0
@@ -56,6 +60,8 @@ class StreamingAnswerWriter:
         self._lock = asyncio.Lock()
         self._flusher: asyncio.Task[None] | None = None
         self._finished = False
+        #: The last failed periodic save (None once saving works).
+        self.last_error: StorageError | None = None
 
     @property
     def content(self) -> str:
@@ -99,12 +105,17 @@ class StreamingAnswerWriter:
             await self.store.update_message(self.message_id, content=content,
                                             reasoning=reasoning or None)
             self.flushed_content = content
+            self.last_error = None
         if self.on_flush is not None:
             self.on_flush(content)
 
     async def finish(self, *, status: str = "complete", usage: Usage | None = None,
                      error: str | None = None) -> Message:
-        """Final write: full text, status, usage and timings. Safe to call once."""
+        """Final write: full text, status, usage and timings.
+
+        Raises ``StorageError`` if it cannot be saved; calling it again retries. Once it
+        succeeded, further calls only return the stored message.
+        """
         if self.message_id is None:
             raise RuntimeError("StreamingAnswerWriter.finish() before start()")
         if self._flusher is not None:
@@ -112,7 +123,6 @@ class StreamingAnswerWriter:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._flusher
         if not self._finished:
-            self._finished = True
             now = time.monotonic()
             start = self.started_at if self.started_at is not None else now
             ttft = self._first_token_at - start if self._first_token_at is not None else None
@@ -129,12 +139,20 @@ class StreamingAnswerWriter:
                     completion_tokens=usage.completion_tokens if usage else None)
                 self.flushed_content = self.content
                 self._dirty = False
+            self._finished = True  # only once it is saved: a failed finish can be retried
         return await self.store.get_message(self.message_id)
 
     async def _flush_periodically(self) -> None:
         while True:
             await asyncio.sleep(self.flush_interval)
-            await self.flush()
+            try:
+                await self.flush()
+            except StorageError as exc:
+                # Keep streaming (the text is still in memory and on screen) and retry at
+                # the next tick; finish() reports the problem if it persists.
+                self.last_error = exc
+                self._dirty = True
+                log.warning("could not save the streaming answer: %s", exc)
 
     async def __aenter__(self) -> Self:
         await self.start()
