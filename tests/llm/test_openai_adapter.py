@@ -416,3 +416,20 @@ async def test_missing_model_list_endpoint_points_at_the_base_url(
     fake_server.add(Reply(status=404, body="Not Found"))
     with pytest.raises(LLMProviderError, match="/v1"):
         await llm.list_models()
+
+
+def test_one_adapter_serves_successive_event_loops(fake_server: FakeOpenAIServer) -> None:
+    # The CLI runs one asyncio.run per command and a registry caches adapters: pooled
+    # connections of a closed loop must not be reused by the next one.
+    adapter = OpenAICompatibleLLM(base_url=fake_server.base_url, model="m", max_retries=0)
+    fake_server.add(completion("one"), completion("two"), completion("three"))
+    assert asyncio.run(adapter.chat(HELLO)).message.content == "one"
+    assert asyncio.run(adapter.chat(HELLO)).message.content == "two"
+
+    async def last() -> str:
+        try:
+            return (await adapter.chat(HELLO)).message.content
+        finally:
+            await adapter.aclose()
+
+    assert asyncio.run(last()) == "three"

@@ -8,6 +8,7 @@ and adapts to servers that reject optional parameters.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -53,13 +54,26 @@ class OpenAICompatibleLLM(LLM):
         self._abilities = {**make_abilities(tool_call=True, json_mode=True, streaming=True),
                            **(abilities or {})}
         self._secret = api_key or None  # only for redacting error texts; never logged
-        self._client = openai.AsyncOpenAI(
-            base_url=self.base_url, api_key=api_key or NO_KEY_PLACEHOLDER, timeout=timeout,
-            max_retries=max_retries)
+        self._client_options: dict[str, Any] = {
+            "base_url": self.base_url, "api_key": api_key or NO_KEY_PLACEHOLDER,
+            "timeout": timeout, "max_retries": max_retries}
+        self._bound: tuple[asyncio.AbstractEventLoop, openai.AsyncOpenAI] | None = None
         # Learned per server: parameters it rejected, so later calls do not fail first.
         self._send_stream_options = True
         self._send_temperature = True
         self._max_tokens_key = "max_tokens"
+
+    @property
+    def _client(self) -> openai.AsyncOpenAI:
+        """The SDK client for the running event loop.
+
+        Pooled connections belong to the loop that opened them, so a new loop (the CLI runs
+        one ``asyncio.run`` per command; tests do too) gets a fresh client.
+        """
+        loop = asyncio.get_running_loop()
+        if self._bound is None or self._bound[0] is not loop:
+            self._bound = (loop, openai.AsyncOpenAI(**self._client_options))
+        return self._bound[1]
 
     def __repr__(self) -> str:  # no key in reprs, logs or tracebacks
         return (f"OpenAICompatibleLLM(name={self.name!r}, model={self.model!r}, "
@@ -217,7 +231,10 @@ class OpenAICompatibleLLM(LLM):
             await stream.close()
 
     async def aclose(self) -> None:
-        await self._client.close()
+        bound, self._bound = self._bound, None
+        if bound is not None and bound[0] is asyncio.get_running_loop():
+            await bound[1].close()
+        # A client of an older, closed loop has nothing left to close.
 
     # --- settings dialog -----------------------------------------------------------------
     async def list_models(self) -> list[str]:
