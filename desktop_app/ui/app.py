@@ -127,6 +127,8 @@ def run_app(argv: Sequence[str] | None = None) -> int:
         window = await open_window(app)
         closed = asyncio.Event()
         window.closed.connect(closed.set)
+        if window.is_closed:  # closed while it was still starting up
+            closed.set()
         prepare_default_model(window)
         await closed.wait()
         await window.controller.wait_idle()

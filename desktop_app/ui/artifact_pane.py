@@ -99,7 +99,7 @@ class ArtifactPane(QFrame):
         layout.addLayout(header)
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.list = QListWidget(self.splitter)
-        self.list.setMaximumHeight(120)
+        self.list.setMaximumHeight(72)
         self.list.currentRowChanged.connect(self._show_row)
         self.placeholder = QLabel("No artifacts yet. Documents that tools make (HTML reports, "
                                   "Markdown tables) appear here.")
@@ -144,9 +144,10 @@ class ArtifactPane(QFrame):
         self.view = QWebEngineView(self.profile, self.splitter)
         self.page = ArtifactPage(self.profile, self.view)
         self.view.setPage(self.page)
+        self.view.setZoomFactor(0.9)  # Chromium's 16 px default looks large next to the chat
         self.placeholder.hide()
         self.splitter.addWidget(self.view)
-        self.splitter.setSizes([90, 600])
+        self.splitter.setSizes([60, 640])
 
     def _show_row(self, row: int) -> None:
         artifact = self.current()

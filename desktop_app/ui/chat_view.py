@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -60,10 +60,11 @@ class EmptyState(QFrame):
             self.example_buttons.append(button)
         layout.addStretch(2)
 
-    def set_model(self, name: str, local: bool) -> None:
-        self.subtitle.setText(
-            f"Model: {name}. " + ("Runs on this computer; nothing you type leaves it."
-                                  if local else "Messages are sent to this model's server."))
+    def set_model(self, name: str, local: bool | None) -> None:
+        """``local`` None: unknown (a custom model), say nothing about where it runs."""
+        where = {True: "Runs on this computer; nothing you type leaves it.",
+                 False: "Messages are sent to this model's server.", None: ""}[local]
+        self.subtitle.setText(f"Model: {name}. {where}".strip())
 
 
 class ChatView(QScrollArea):
@@ -85,8 +86,8 @@ class ChatView(QScrollArea):
         self.more_button.clicked.connect(self._show_more)
         self._layout.addWidget(self.more_button, 0, Qt.AlignmentFlag.AlignHCenter)
         self.empty = EmptyState(self.content)
-        self._layout.addWidget(self.empty)
-        self._layout.addStretch(1)
+        self._layout.addWidget(self.empty, 1)
+        self._layout.addStretch(0)
         self.setWidget(self.content)
         self._stick = True
         self._pending_builders: list[Callable[[], list[QWidget]]] = []
@@ -100,7 +101,7 @@ class ChatView(QScrollArea):
             widget.deleteLater()
         self._pending_builders = []
         self.more_button.hide()
-        self.empty.show()
+        self._set_empty(True)
         self._stick = True
 
     def items(self) -> list[QWidget]:
@@ -112,9 +113,14 @@ class ChatView(QScrollArea):
                 out.append(w)
         return out
 
+    def _set_empty(self, empty: bool) -> None:
+        # The empty state takes the free height (centred); messages sit at the top.
+        self.empty.setVisible(empty)
+        self._layout.setStretch(self._layout.count() - 1, 0 if empty else 1)
+
     def add(self, widget: QWidget) -> QWidget:
         """Append a message widget at the bottom."""
-        self.empty.hide()
+        self._set_empty(False)
         self._layout.insertWidget(self._layout.count() - 1, widget)
         return widget
 
@@ -142,7 +148,8 @@ class ChatView(QScrollArea):
             for widget in build():
                 self.add(widget)
         self.more_button.setVisible(bool(self._pending_builders))
-        QTimer.singleShot(0, self.scroll_to_bottom)
+        self._stick = True  # the range grows as widgets lay out; _on_range_changed follows it
+        self.scroll_to_bottom()
 
     def _show_more(self) -> None:
         batch = self._pending_builders[-INITIAL_WIDGETS:]
@@ -150,7 +157,6 @@ class ChatView(QScrollArea):
         index = self._layout.indexOf(self.more_button) + 1
         for build in batch:
             for widget in build():
-                self.empty.hide()
                 self._layout.insertWidget(index, widget)
                 index += 1
         self.more_button.setVisible(bool(self._pending_builders))
@@ -164,7 +170,7 @@ class ChatView(QScrollArea):
             self._layout.removeWidget(w)
             w.deleteLater()
         if not self.items():
-            self.empty.show()
+            self._set_empty(True)
 
     # --- scrolling -----------------------------------------------------------------------------
     def _on_scrolled(self, value: int) -> None:

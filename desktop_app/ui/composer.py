@@ -49,9 +49,17 @@ class ComposerInput(QPlainTextEdit):
         super().keyPressEvent(event)
 
     def _grow(self) -> None:
-        lines = max(1, min(MAX_LINES, self.document().blockCount()))
-        line = self.fontMetrics().lineSpacing()
-        self.setFixedHeight(line * lines + 18)
+        # QPlainTextDocumentLayout measures in lines, wrapped lines included.
+        lines = max(1, int(self.document().documentLayout().documentSize().height()))
+        self.setVerticalScrollBarPolicy(
+            Qt.ScrollBarPolicy.ScrollBarAsNeeded if lines > MAX_LINES
+            else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        margins = 2 * int(self.document().documentMargin()) + 2 * self.frameWidth() + 14
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * min(lines, MAX_LINES) + margins)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - re-wrap changes the line count
+        super().resizeEvent(event)
+        self._grow()
 
 
 class Composer(QFrame):

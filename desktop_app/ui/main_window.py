@@ -85,6 +85,8 @@ class MainWindow(QMainWindow):
         self._editing: UserMessage | None = None
         self._live_user: UserMessage | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
+        #: Set when the window was closed (maybe before anyone listened to ``closed``).
+        self.is_closed = False
 
         self.sidebar = Sidebar(ctx.store)
         self.sidebar.setMinimumWidth(220)
@@ -221,7 +223,8 @@ class MainWindow(QMainWindow):
     def _show_model_in_empty_state(self) -> None:
         entry = self.picker.current_entry()
         if entry is not None:
-            self.chat.empty.set_model(entry.name, entry.kind in ("bundled", "local"))
+            local = {"bundled": True, "local": True, "endpoint": False}.get(entry.kind)
+            self.chat.empty.set_model(entry.name, local)
 
     def _model_changed(self, name: str) -> None:
         self._show_model_in_empty_state()
@@ -376,6 +379,7 @@ class MainWindow(QMainWindow):
 
     # --- closing --------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.is_closed = True
         save_state(geometry=bytes(self.saveGeometry().toBase64()).decode())
         self.controller.stop()
         super().closeEvent(event)

@@ -40,7 +40,7 @@ class CodeSegment:
 
 Segment = ProseSegment | CodeSegment
 
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^`\n]*)$")
+_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})([^`\n]*)$")
 
 
 @lru_cache(maxsize=1)

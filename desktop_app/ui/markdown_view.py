@@ -108,6 +108,11 @@ class CodeBlockWidget(QFrame):
         self.copy_button.setText("Copy")
         self.copy_button.setToolTip("Copy this code to the clipboard")
         self.copy_button.clicked.connect(self.copy)
+        # A child timer dies with the widget (a bare singleShot would fire on a dead button).
+        self._copied_timer = QTimer(self)
+        self._copied_timer.setSingleShot(True)
+        self._copied_timer.setInterval(1500)
+        self._copied_timer.timeout.connect(lambda: self.copy_button.setText("Copy"))
         header.addWidget(self.language_label)
         header.addStretch(1)
         header.addWidget(self.copy_button)
@@ -137,7 +142,7 @@ class CodeBlockWidget(QFrame):
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.code)
         self.copy_button.setText("Copied")
-        QTimer.singleShot(1500, lambda: self.copy_button.setText("Copy"))
+        self._copied_timer.start()
 
 
 class MarkdownView(QWidget):

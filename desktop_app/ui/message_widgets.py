@@ -34,7 +34,8 @@ def format_footer(*, model: str | None, iterations: int, usage: Usage, elapsed: 
         parts.append(f"{usage.completion_tokens / elapsed:.1f} tok/s")
     if cancelled:
         parts.append("stopped")
-    return "  ·  ".join(parts)
+    # Non-breaking spaces inside a part: a narrow window wraps between parts, not in them.
+    return "  ·  ".join(part.replace(" ", "\u00a0") for part in parts)
 
 
 class UserMessage(QFrame):
@@ -51,18 +52,16 @@ class UserMessage(QFrame):
         outer.setContentsMargins(60, 4, 0, 4)
         bubble = QFrame(self)
         bubble.setObjectName("UserBubble")
-        inner = QVBoxLayout(bubble)
-        inner.setContentsMargins(10, 6, 10, 6)
+        inner = QHBoxLayout(bubble)
+        inner.setContentsMargins(10, 6, 6, 6)
         self.view = MarkdownView(text, bubble)
-        inner.addWidget(self.view)
-        actions = QHBoxLayout()
-        actions.addStretch(1)
+        inner.addWidget(self.view, 1)
         self.edit_button = QToolButton(bubble)
         self.edit_button.setText("Edit")
+        self.edit_button.setAutoRaise(True)
         self.edit_button.setToolTip("Edit this message and send it again")
         self.edit_button.clicked.connect(lambda: self.edit_requested.emit(self))
-        actions.addWidget(self.edit_button)
-        inner.addLayout(actions)
+        inner.addWidget(self.edit_button, 0, Qt.AlignmentFlag.AlignBottom)
         outer.addWidget(bubble)
 
 

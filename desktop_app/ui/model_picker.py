@@ -7,7 +7,7 @@ Models come from the ModelRegistry without loading any of them; each shows where
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
 
@@ -53,6 +53,8 @@ class ModelPicker(QWidget):
         self.combo.currentIndexChanged.connect(self._on_model)
         self.abilities = QLabel(self)
         self.abilities.setObjectName("Muted")
+        self.abilities.setMinimumWidth(40)
+        self.abilities.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.mode = QComboBox(self)
         self.mode.addItem("ReAct", "react")
         self.mode.addItem("DAG plan", "dag")

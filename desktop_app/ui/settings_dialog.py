@@ -59,7 +59,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.tabs, 1)
 
         self.endpoints = EndpointsEditor(self.settings.endpoints)
-        self.tabs.addTab(self.endpoints, "Hosted & server models")
+        self.tabs.addTab(self.endpoints, "Hosted && server models")
         self.local = LocalModelsEditor(self.settings.bundled, self.settings.local_models)
         self.tabs.addTab(self.local, "Local models")
         self.tabs.addTab(self._defaults_tab(), "Defaults && roles")

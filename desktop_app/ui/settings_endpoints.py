@@ -86,6 +86,7 @@ class EndpointsEditor(QWidget):
             self.preset.addItem(preset.label, preset)
         self.preset.activated.connect(self._apply_preset)
         self.name = QLineEdit()
+        self.name.textEdited.connect(self._rename_item)
         self.base_url = QLineEdit()
         self.base_url.setPlaceholderText("https://host/v1")
         self.model = QComboBox()
@@ -192,6 +193,10 @@ class EndpointsEditor(QWidget):
             vision=self.vision.isChecked()))
         self.list.item(row).setText(name or "(unnamed)")
 
+    def _rename_item(self, text: str) -> None:
+        if 0 <= self._row < self.list.count():
+            self.list.item(self._row).setText(text.strip() or "(unnamed)")
+
     def _apply_preset(self, index: int) -> None:
         preset = self.preset.itemData(index)
         if not isinstance(preset, Preset):
@@ -201,6 +206,7 @@ class EndpointsEditor(QWidget):
             self.model.setEditText(preset.example_model)
         if self.name.text().startswith("endpoint-"):
             self.name.setText(preset.label.lower().replace(" ", "-").replace(".", ""))
+            self._rename_item(self.name.text())
         self.api_key.setPlaceholderText("required by this service" if preset.needs_key
                                         else "not needed for local servers")
 

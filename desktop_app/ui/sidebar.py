@@ -64,7 +64,7 @@ class Sidebar(QFrame):
         self._undo_id: str | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 10, 8, 8)
-        self.new_button = QPushButton("＋  New chat")
+        self.new_button = QPushButton("+  New chat")
         self.new_button.setObjectName("Primary")
         self.new_button.clicked.connect(self.new_requested.emit)
         layout.addWidget(self.new_button)
@@ -88,7 +88,7 @@ class Sidebar(QFrame):
         self.empty.setObjectName("Muted")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
-        layout.addWidget(self.empty)
+        layout.addWidget(self.empty, 1, Qt.AlignmentFlag.AlignTop)
         self.undo_bar = QFrame()
         undo = QHBoxLayout(self.undo_bar)
         undo.setContentsMargins(0, 0, 0, 0)
@@ -150,7 +150,7 @@ class Sidebar(QFrame):
                 item.setToolTip(snippet)
                 self.list.addItem(item)
             self.empty.setText(f"Nothing matches “{text}”.")
-            self.empty.setVisible(not self.hits)
+            self._show_empty(not self.hits)
             return
         self.conversations = await self.store.list_conversations(
             archived=self.show_archived.isChecked())
@@ -165,7 +165,12 @@ class Sidebar(QFrame):
                 self.list.setCurrentItem(item)
         self.empty.setText("No archived conversations." if self.show_archived.isChecked()
                            else "No conversations yet.\nStart one with “New chat”.")
-        self.empty.setVisible(not self.conversations)
+        self._show_empty(not self.conversations)
+
+    def _show_empty(self, empty: bool) -> None:
+        # The explanation takes the list's place, at the top where people look.
+        self.empty.setVisible(empty)
+        self.list.setVisible(not empty)
 
     def set_current(self, conversation_id: str | None) -> None:
         self._current = conversation_id

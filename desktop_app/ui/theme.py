@@ -113,7 +113,7 @@ QPushButton#Primary {{ background: {p.accent}; color: {p.accent_text}; border: n
 QPushButton#Primary:disabled {{ background: {p.border}; }}
 QPushButton#Danger {{ background: {p.error_bg}; color: {p.error_text}; border: none;
                      border-radius: 6px; padding: 6px 14px; }}
-QPlainTextEdit, QLineEdit, QComboBox, QSpinBox {{ background: {p.surface};
+QLineEdit {{ background: {p.surface};
     border: 1px solid {p.border}; border-radius: 4px; padding: 2px 4px; }}
 """
 

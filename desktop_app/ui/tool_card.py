@@ -11,7 +11,15 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop_app.ui.markdown_view import _monospace
 
@@ -38,8 +46,12 @@ def _text_box(text: str) -> QPlainTextEdit:
     box.setFont(_monospace())
     box.setPlainText(text)
     box.setFrameShape(QFrame.Shape.NoFrame)
-    lines = min(max(text.count("\n") + 1, 1), 14)
-    box.setFixedHeight(box.fontMetrics().lineSpacing() * lines + 12)
+    lines = text.count("\n") + 1
+    shown = min(lines, 14)
+    if lines <= 14:
+        box.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    margins = 2 * int(box.document().documentMargin()) + 2 * box.frameWidth() + 4
+    box.setFixedHeight(box.fontMetrics().lineSpacing() * shown + margins)
     return box
 
 
@@ -68,6 +80,9 @@ class ToolCard(QFrame):
         self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.header.setArrowType(Qt.ArrowType.RightArrow)
         self.header.toggled.connect(self.set_expanded)
+        # The header never widens the chat: long arguments are elided to the card's width.
+        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self._header_text = ""
         layout.addWidget(self.header)
 
         self.body = QWidget(self)
@@ -88,11 +103,22 @@ class ToolCard(QFrame):
     def _update_header(self) -> None:
         marks = {"running": "⏳", "done": "✓", "error": "✗"}
         elapsed = f"  ·  {self.elapsed:.2f} s" if self.elapsed is not None else ""
-        summary = self.args_text.replace("\n", " ")
-        if len(summary) > 60:
-            summary = summary[:59] + "…"
-        self.header.setText(f"{marks[self.status]}  {self.tool_name}  {summary}{elapsed}")
+        summary = " ".join(self.args_text.split())
+        if len(summary) > 200:
+            summary = summary[:199] + "…"
+        self._header_text = f"{marks[self.status]}  {self.tool_name}{elapsed}  ·  {summary}"
         self.header.setToolTip(f"Tool call #{self.iteration}: {self.tool_name}")
+        self._elide()
+
+    def _elide(self) -> None:
+        width = max(80, self.width() - 48)
+        metrics = self.header.fontMetrics()
+        self.header.setText(metrics.elidedText(self._header_text, Qt.TextElideMode.ElideRight,
+                                               width))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        super().resizeEvent(event)
+        self._elide()
 
     def set_expanded(self, expanded: bool) -> None:
         self.body.setVisible(expanded)

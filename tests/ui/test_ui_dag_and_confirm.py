@@ -6,12 +6,12 @@ import asyncio
 import json
 
 import pytest
+from ui_helpers import make_window, wait_for
 
 from desktop_app.core.llm.testing import FunctionLLM, Request, ScriptedLLM, json_action, json_final
 from desktop_app.core.tools.base import FunctionTool, ToolRegistry
 from desktop_app.ui.confirm_dialog import ConfirmDialog
 from desktop_app.ui.plan_card import PlanCard
-from ui_helpers import make_window, wait_for
 
 pytestmark = pytest.mark.gui
 

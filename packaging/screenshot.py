@@ -1,0 +1,175 @@
+"""Start the real app (offscreen, or on $DISPLAY e.g. under Xvfb) and save screenshots.
+
+    python packaging/screenshot.py --out screenshots/            # scripted model (fast)
+    python packaging/screenshot.py --out screenshots/ --real     # the bundled local model
+
+Takes: the empty first launch, a conversation with a tool card + answer + footer, the
+artifact pane showing an HTML artifact, and the settings dialog. All state lives in a
+temporary app home, so the user's own conversations are never touched. Exits non-zero if
+a screenshot is missing or blank. CI runs it and keeps the PNGs as artifacts of the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from desktop_app.ui.app import create_application  # noqa: E402
+
+ANSWER = """**17.5 % of 2,340 is 409.5.**
+
+The calculator evaluated `2340 * 0.175`. The same in Python:
+
+```python
+def percent_of(total: float, rate: float) -> float:
+    \"\"\"rate in percent, e.g. 17.5\"\"\"
+    return total * rate / 100
+
+print(percent_of(2340, 17.5))  # 409.5
+```
+
+| value | result |
+|------:|-------:|
+| 2,340 | 409.5 |
+"""
+
+TABLE = ("<table><tr><th>Planet</th><th>Moons</th><th>Type</th></tr>"
+         "<tr><td>Mercury</td><td>0</td><td>rocky</td></tr>"
+         "<tr><td>Venus</td><td>0</td><td>rocky</td></tr>"
+         "<tr><td>Earth</td><td>1</td><td>rocky</td></tr>"
+         "<tr><td>Mars</td><td>2</td><td>rocky</td></tr>"
+         "<tr><td>Jupiter</td><td>95</td><td>gas giant</td></tr>"
+         "<tr><td>Saturn</td><td>146</td><td>gas giant</td></tr></table>"
+         "<p style='color:#666'>Counts of confirmed moons.</p>"
+         "<img src='http://127.0.0.1:9/tracker.png' alt='(remote image blocked)'>")
+
+
+def _scripted_model():
+    from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final
+
+    return ScriptedLLM([
+        json_action("calculator", {"expression": "2340 * 0.175"}, "percentage"),
+        json_final("409.5"), ANSWER,
+        json_action("create_html_artifact", {"title": "Planets", "body": TABLE}),
+        json_final("done"),
+        "Here is the table of planets and their moons; it is open in the preview pane.",
+    ], model_id="qwen2.5-coder-0.5b", delay=0.05, chunk_size=3)
+
+
+def _is_blank(path: Path) -> bool:
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(path))
+    if image.isNull():
+        return True
+    colors = {image.pixel(x, y) for x in range(0, image.width(), 23)
+              for y in range(0, image.height(), 23)}
+    return len(colors) < 4
+
+
+async def _take(app, out: Path, real: bool) -> list[Path]:
+    from desktop_app.core.llm.factory import build_registry
+    from desktop_app.core.store.async_store import AsyncStore
+    from desktop_app.core.store.settings import Settings
+    from desktop_app.ui.app import open_window
+    from desktop_app.ui.app_context import AppContext
+
+    settings = Settings()
+    registry = build_registry(settings)
+    if not real:  # the scripted model stands in for the bundled one, under its name
+        from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
+
+        scripted, bundled = _scripted_model(), registry.entry("qwen2.5-coder-0.5b")
+        registry = ModelRegistry()
+        # kind "local", not "bundled": a bundled entry would assemble the real GGUF first.
+        registry.add(ModelEntry(name=bundled.name, kind="local", factory=lambda: scripted,
+                                abilities=bundled.abilities, context_size=bundled.context_size,
+                                roles=bundled.roles, description=bundled.description))
+    ctx = AppContext(settings=settings, registry=registry, store=await AsyncStore.open(),
+                     persist_settings=False)
+    window = await open_window(app, ctx)
+    window.resize(1280, 800)
+    shots: list[Path] = []
+
+    async def settle(seconds: float = 0.4) -> None:
+        await asyncio.sleep(seconds)
+        app.processEvents()
+
+    def grab(widget, name: str) -> None:
+        path = out / name
+        widget.grab().save(str(path))
+        shots.append(path)
+
+    await settle()
+    grab(window, "01-first-launch.png")
+
+    if real:
+        window.controller.agent_options = {"max_iterations": 3, "max_tokens": 256,
+                                           "synthesis_max_tokens": 160}
+    await window.send("What is 17.5% of 2,340?" if not real else
+                      "What is 17.5% of 2340? Use the calculator.")
+    await window.controller.wait_idle()
+    await settle()
+    window.chat.items()[-1].cards[0].set_expanded(True) if window.chat.items()[-1].cards else None
+    await settle()
+    grab(window, "02-conversation.png")
+
+    if not real:
+        await window.send("Make an HTML table of the planets and their moons.")
+        await window.controller.wait_idle()
+        for _ in range(100):  # the web view loads in its own processes
+            page = window.artifact_pane.page
+            if page is not None and page.title() == "Planets":
+                break
+            await asyncio.sleep(0.1)
+        await settle(1.0)
+        grab(window, "03-artifact-pane.png")
+
+    window.open_settings()
+    await settle()
+    window.settings_dialog.tabs.setCurrentIndex(0)
+    window.settings_dialog.endpoints.add_button.click()
+    editor = window.settings_dialog.endpoints
+    index = editor.preset.findText("Ollama")
+    editor.preset.setCurrentIndex(index)
+    editor.preset.activated.emit(index)
+    await settle()
+    grab(window.settings_dialog, "04-settings.png")
+    window.settings_dialog.reject()
+    window.close()
+    await window.controller.wait_idle()
+    await ctx.aclose()
+    return shots
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("screenshots"))
+    parser.add_argument("--real", action="store_true", help="use the bundled local model")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    home = tempfile.mkdtemp(prefix="desktop-app-screens-")
+    os.environ["DESKTOP_APP_HOME"] = home  # never touch the user's own state
+    app = create_application([sys.argv[0]])
+    from desktop_app.ui.event_loop import make_event_loop
+
+    loop = make_event_loop(app)
+    asyncio.set_event_loop(loop)
+    try:
+        shots = loop.run_until_complete(_take(app, args.out.resolve(), args.real))
+    finally:
+        loop.close()  # joins qasync's executor threads (else Qt aborts at exit)
+    blank = [str(p) for p in shots if _is_blank(p)]
+    print(json.dumps({"screenshots": [str(p) for p in shots], "blank": blank}, indent=2))
+    return 1 if blank or not shots else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
