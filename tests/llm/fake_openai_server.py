@@ -29,6 +29,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     done: bool = True
+    #: Pause between SSE events, like a model producing tokens.
+    event_delay: float = 0.0
 
 
 @dataclass
@@ -86,6 +88,8 @@ class FakeOpenAIServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Recorded] = []
+        #: Set when a client hung up while a reply was being written (e.g. a closed stream).
+        self.client_hung_up = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -137,7 +141,7 @@ class FakeOpenAIServer:
             else:
                 self._send_body(handler, reply)
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client hung up (timeouts, cancelled streams): nothing left to do
+            self.client_hung_up.set()  # timeouts, cancelled streams: nothing left to send
 
     @staticmethod
     def _send_body(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
@@ -166,6 +170,8 @@ class FakeOpenAIServer:
         for event in events:
             handler.wfile.write(f"data: {event}\n\n".encode())
             handler.wfile.flush()
+            if reply.event_delay:
+                time.sleep(reply.event_delay)
         handler.close_connection = True
 
 

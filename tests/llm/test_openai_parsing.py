@@ -7,6 +7,7 @@ drives the I/O-free ``StreamAccumulator`` directly with SDK chunk objects.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -187,6 +188,38 @@ async def test_error_event_inside_a_stream_becomes_a_provider_error(
         async for piece in llm.stream_chat(HELLO):
             received.append(piece.content)
     assert received == ["par"]
+
+
+async def test_cancelling_the_consumer_hangs_up_on_the_server(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(Reply(sse=[chunk(f"t{i} ") for i in range(200)], event_delay=0.02))
+    first = asyncio.Event()
+
+    async def consume() -> None:
+        async for piece in llm.stream_chat(HELLO):
+            if piece.content:
+                first.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(first.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # 200 events take 4 s to send; the server notices the closed connection long before.
+    hung_up = await asyncio.to_thread(fake_server.client_hung_up.wait, 2.0)
+    assert hung_up
+
+
+async def test_closing_the_stream_early_hangs_up_on_the_server(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    fake_server.add(Reply(sse=[chunk(f"t{i} ") for i in range(200)], event_delay=0.02))
+    stream = llm.stream_chat(HELLO)
+    async for piece in stream:
+        if piece.content:
+            break
+    await stream.aclose()  # type: ignore[attr-defined]
+    hung_up = await asyncio.to_thread(fake_server.client_hung_up.wait, 2.0)
+    assert hung_up
 
 
 # --- non-streaming -----------------------------------------------------------------------
