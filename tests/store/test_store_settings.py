@@ -169,3 +169,13 @@ def test_load_settings_repairs_and_logs_but_strict_mode_raises(
     assert "ui.theme" in caplog.text
     settings_path().write_text("[1, 2]")
     assert load_settings() == Settings()
+
+
+def test_backup_that_cannot_be_written_does_not_stop_the_start(app_home: Path) -> None:
+    # A name so long that "<name>.bad-<timestamp>" exceeds the file-name limit: a real
+    # OSError from the file system (works as root too, unlike a read-only folder).
+    path = settings_path().with_name("s" * 240 + ".json")
+    path.write_text("{broken")
+    settings, warning = load_settings_safe(path)
+    assert settings == Settings()
+    assert warning and "not valid JSON" in warning and "no backup possible" in warning

@@ -186,7 +186,9 @@ def load_settings_safe(path: Path | None = None) -> tuple[Settings, str | None]:
         notes.append(f"Some settings in {path} were invalid and were reset to their defaults: "
                      f"{'; '.join(problems)}. Everything else was kept; the original file "
                      f"is kept as {backup.name}.")
-        changed = True
+        # Rewrite only if the original is safe in its backup (else it stays as it is and
+        # the repair is redone at the next start).
+        changed = changed or backup.path is not None
     if changed:
         try:
             save_settings(settings, path)
@@ -290,16 +292,30 @@ def _free_name(path: Path, tag: str) -> Path:
     return candidate
 
 
-def _move_aside(path: Path, tag: str) -> Path:
-    backup = _free_name(path, tag)
-    path.replace(backup)
-    return backup
+class _Kept:
+    """Where a backup went, for the message; ``name`` explains if it could not be made."""
+
+    def __init__(self, path: Path | None, error: OSError | None = None) -> None:
+        self.path = path
+        self.name = path.name if path is not None else f"nothing (no backup possible: {error})"
 
 
-def _write_backup(path: Path, tag: str, text: str) -> Path:
-    backup = _free_name(path, tag)
-    _atomic_write(backup, text)
-    return backup
+def _move_aside(path: Path, tag: str) -> _Kept:
+    try:
+        backup = _free_name(path, tag)
+        path.replace(backup)
+    except OSError as exc:  # a read-only config folder must not stop the app
+        return _Kept(None, exc)
+    return _Kept(backup)
+
+
+def _write_backup(path: Path, tag: str, text: str) -> _Kept:
+    try:
+        backup = _free_name(path, tag)
+        _atomic_write(backup, text)
+    except OSError as exc:
+        return _Kept(None, exc)
+    return _Kept(backup)
 
 
 def _atomic_write(path: Path, text: str) -> None:
