@@ -29,6 +29,8 @@ class Recorder:
             label = e.channel
             if "type" in data:
                 label = data["type"]
+            if label == "answer" and e.channel == "step":
+                label = "signal"  # AnswerSignal: the loop's final_answer, not synthesis
             if "status" in data:
                 label += f":{data['status']}"
             if label.startswith(("thinking", "iteration")):

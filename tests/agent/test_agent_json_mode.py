@@ -36,6 +36,8 @@ async def test_tool_call_then_final_answer() -> None:
     # Loop calls are non-streaming and carry no tools parameter in JSON mode.
     assert [r.kind for r in llm.requests] == ["chat", "chat"]
     assert all(r.tools is None for r in llm.requests)
+    # A plain-text model gets no response_format.
+    assert all(r.response_format is None for r in llm.requests)
 
 
 async def test_system_prompt_lists_tools_with_schemas_and_query_is_pinned() -> None:

@@ -30,6 +30,8 @@ async def test_json_mode_is_used_when_native_is_disabled_on_a_capable_model() ->
     llm = native_llm(json_final("hi"))
     result = await ReActAgent(llm, registry(), use_native_tools=False).run("q")
     assert result.mode == "json" and llm.requests[0].tools is None and result.answer == "hi"
+    # The model can do JSON mode, so the loop asks for a JSON object.
+    assert llm.requests[0].response_format == {"type": "json_object"}
 
 
 async def test_tools_are_passed_natively_and_text_reply_is_final() -> None:

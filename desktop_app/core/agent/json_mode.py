@@ -78,13 +78,16 @@ def parse_action(content: str, reasoning_content: str | None = None) -> Action:
 async def run_json(state: RunState) -> None:
     """The JSON-mode tool loop; fills ``state`` (answer, steps, stop reason)."""
     assert state.executor is not None
+    # A model with JSON mode (a hosted API, or llama.cpp with constrained JSON) is held to
+    # emitting a JSON object, so the parse-error path becomes rare.
+    response_format = {"type": "json_object"} if state.llm.abilities.get("json_mode") else None
     reformat_pending = False  # the previous reply was the sentinel and we asked to reformat
     last_unparsed: str | None = None
     for iteration in range(1, state.max_iterations + 1):
         await state.enforce_budget()
         state.iterations = iteration
         await state.emit(ThinkingStart(iteration=iteration))
-        reply = (await state.chat()).message
+        reply = (await state.chat(response_format=response_format)).message
         content = reply.content or ""
         action = parse_action(content, reply.reasoning_content)
         state.messages.append(ChatMessage.assistant(content,
@@ -113,10 +116,13 @@ async def run_json(state: RunState) -> None:
 
         reformat_pending = False
         last_unparsed = None
+        previous = state.steps[-1] if state.steps else None
         step = await state.executor.execute(action.tool, action.args, iteration=iteration)
+        repeated = (previous is not None and previous.tool == step.tool
+                    and previous.args == step.args and previous.observation == step.observation)
         state.steps.append(step)
         state.messages.append(ChatMessage.user(
-            json_observation(step.tool, step.observation, step.error)))
+            json_observation(step.tool, step.observation, step.error, repeated=repeated)))
         # Drained above; the message goes after the observation so action and observation
         # stay adjacent and the user's words are the last thing the model reads.
         await state.inject(injected)

@@ -16,18 +16,17 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 JSON_MODE_INSTRUCTIONS = """\
-You work in steps. Reply with exactly ONE JSON object and nothing else: no prose, no code fences.
+{tools}
 
-To call a tool:
-{{"type": "tool_call", "tool": "<tool name>", "args": {{<arguments>}}, "reasoning": "<one short sentence>"}}
-
-When you can answer the user:
-{{"type": "final_answer", "answer": "<the answer>", "reasoning": "<one short sentence>"}}
-
-Call one tool per reply. Its result comes back as an "Observation" message; then reply with
-the next JSON object. Only use the tools listed here, with arguments matching their schema.
-
-{tools}"""
+## How to reply
+Reply with exactly ONE JSON object and no other text (no prose, no code fences).
+To give the answer:
+{{"type": "final_answer", "answer": "<the answer>", "reasoning": "<why>"}}
+To use a tool:
+{{"type": "tool_call", "tool": "{example_tool}", "args": {example_args}, "reasoning": "<why>"}}
+If a tool can compute or look up what the user asks, call it first and answer only after \
+you have its result; never guess what a tool would return. Use one tool per reply; its \
+result comes back in the next message. Answer directly only when no tool fits."""
 
 NATIVE_MODE_INSTRUCTIONS = (
     "Call the provided tools when they help; you may call several independent tools at once. "
@@ -41,7 +40,13 @@ REFORMAT_INSTRUCTION = (
     '{"type": "final_answer", "answer": ..., "reasoning": ...}. No prose, no code fences.'
 )
 
-NEXT_ACTION_REMINDER = "Reply with your next JSON object (tool_call or final_answer)."
+NEXT_ACTION_REMINDER = ("If this is what you needed, reply now with a final_answer JSON object; "
+                        "otherwise reply with the next tool_call JSON object.")
+
+#: Added when the model repeats the previous call exactly (small models loop like that).
+REPEATED_CALL_NOTE = ("You already made exactly this call in your previous step and got the "
+                      "same result. Do not repeat it: answer with final_answer, or try "
+                      "something different.")
 
 #: Marker for the parse-error sentinel in ``Action.reasoning``.
 UNPARSED_REASONING = "(could not parse LLM output as JSON)"
@@ -53,16 +58,33 @@ ARTIFACT_SUMMARY = ("[Artifact generated: {name}] The content is rendered as a p
 def tool_catalog_for_json(registry: ToolRegistry) -> str:
     """The tool list for the JSON-mode system prompt: name, description, argument schema."""
     if not len(registry):
-        return 'No tools are available: reply with a "final_answer" object.'
-    lines = ["Available tools:"]
+        return '## Tools\nNo tools are available: reply with a "final_answer" object.'
+    lines = ["## Tools"]
     for tool in registry:
         schema = json.dumps(tool.parameters, ensure_ascii=False, separators=(",", ":"))
         lines.append(f"- {tool.name}: {tool.description}\n  args schema: {schema}")
     return "\n".join(lines)
 
 
+def _example_args(parameters: dict[str, Any]) -> str:
+    """A plausible ``args`` object for the format example (required string fields filled)."""
+    props = parameters.get("properties", {})
+    example: dict[str, Any] = {}
+    for key in parameters.get("required", list(props)[:1]):
+        spec = props.get(key, {})
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        example[key] = {"integer": 1, "number": 1, "boolean": True, "array": [],
+                        "object": {}}.get(kind or "string", "...")
+    return json.dumps(example, ensure_ascii=False)
+
+
 def json_system_prompt(base: str, registry: ToolRegistry) -> str:
-    return f"{base}\n\n{JSON_MODE_INSTRUCTIONS.format(tools=tool_catalog_for_json(registry))}"
+    first = next(iter(registry), None)
+    instructions = JSON_MODE_INSTRUCTIONS.format(
+        tools=tool_catalog_for_json(registry),
+        example_tool=first.name if first else "tool_name",
+        example_args=_example_args(first.parameters) if first else "{}")
+    return f"{base}\n\n{instructions}"
 
 
 def native_system_prompt(base: str) -> str:
@@ -96,15 +118,16 @@ def format_args(args: Any, limit: int = 500) -> str:
     return cut(text, limit)
 
 
-def json_observation(tool: str, observation: str, error: str | None) -> str:
+def json_observation(tool: str, observation: str, error: str | None, *,
+                     repeated: bool = False) -> str:
     """The user message carrying a tool result in JSON mode."""
     if error:
-        body = f"Observation from {tool}: ERROR: {error}"
+        body = f"Result of {tool}: ERROR: {error}"
         if observation:
             body += f"\n{observation}"
     else:
-        body = f"Observation from {tool}:\n{observation or '(no output)'}"
-    return f"{body}\n\n{NEXT_ACTION_REMINDER}"
+        body = f"Result of {tool}:\n{observation or '(no output)'}"
+    return f"{body}\n\n{REPEATED_CALL_NOTE if repeated else NEXT_ACTION_REMINDER}"
 
 
 def native_observation(observation: str, error: str | None) -> str:
@@ -120,7 +143,7 @@ def history_for_json(history: Sequence[ChatMessage]) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for message in history:
         if message.role == "tool":
-            out.append(ChatMessage.user(f"Observation from {message.name or 'tool'}:\n"
+            out.append(ChatMessage.user(f"Result of {message.name or 'tool'}:\n"
                                         f"{message.content}", pinned=message.pinned))
         elif message.role == "assistant" and message.tool_calls:
             calls = [{"type": "tool_call", "tool": c.name, "args": _loads_or_raw(c.arguments)}

@@ -98,10 +98,11 @@ class RunState:
             await self.emit(Compact(original_messages=result.original_count,
                                     kept_messages=result.kept_count))
 
-    async def chat(self, *, tools: list[ToolSpec] | None = None) -> LLMResult:
+    async def chat(self, *, tools: list[ToolSpec] | None = None,
+                   response_format: dict[str, Any] | None = None) -> LLMResult:
         """One non-streaming loop call; one forced compaction + retry on context overflow."""
         try:
-            result = await self._chat_once(tools)
+            result = await self._chat_once(tools, response_format)
         except ContextOverflowError as exc:
             if self.guard is None:
                 raise ContextOverflowError(
@@ -111,7 +112,7 @@ class RunState:
                 ) from exc
             await self.enforce_budget(tools, force=True)
             try:
-                result = await self._chat_once(tools)
+                result = await self._chat_once(tools, response_format)
             except ContextOverflowError as again:
                 raise ContextOverflowError(
                     f"The conversation does not fit into the context window of "
@@ -123,9 +124,10 @@ class RunState:
         self.usage = self.usage + result.usage
         return result
 
-    async def _chat_once(self, tools: list[ToolSpec] | None) -> LLMResult:
-        return await self.llm.chat(self.messages, tools=tools, temperature=self.temperature,
-                                   max_tokens=self.max_tokens)
+    async def _chat_once(self, tools: list[ToolSpec] | None,
+                         response_format: dict[str, Any] | None) -> LLMResult:
+        return await self.llm.chat(self.messages, tools=tools, response_format=response_format,
+                                   temperature=self.temperature, max_tokens=self.max_tokens)
 
     # --- result ----------------------------------------------------------------------------
     def to_result(self) -> AgentResult:
