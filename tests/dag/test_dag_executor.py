@@ -203,3 +203,20 @@ def test_stop_before_execute_runs_nothing_and_is_consumed() -> None:
     first = run(executor, make_plan(("s1", [])))
     assert first.stopped and first.runs["s1"].state == "skipped" and rec.started == []
     assert run(executor, make_plan(("s1", []))).all_done
+
+
+def test_a_step_that_finished_when_stop_came_keeps_its_result() -> None:
+    rec = Recorder(delays={"fast": 0.0, "slow": 0.1})
+    executor = DAGExecutor(step_runner=rec, max_concurrency=2)
+
+    async def sink(event: Event) -> None:
+        # The UI is slow to take "fast done"; meanwhile "slow" finishes and stop is pressed.
+        if isinstance(event, DagStepDone) and event.step_id == "fast":
+            executor.stop()
+            await asyncio.sleep(0.3)
+
+    result = asyncio.run(executor.execute(
+        make_plan(("fast", []), ("slow", []), ("later", ["fast"])), "goal", on_event=sink))
+    assert result.stopped
+    assert result.runs["slow"].state == "done" and result.runs["slow"].result == "result of slow"
+    assert result.runs["later"].state == "skipped"

@@ -192,11 +192,16 @@ class DAGExecutor:
                     await finish(dependant, "skipped", error=reason)
 
         async def shutdown(reason: str) -> None:
+            # A step that finished in the same instant as the stop keeps its result.
+            finished_already = {task for task in running if task.done()}
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
-            for run in sorted(running.values(), key=lambda r: natural_key(r.id)):
-                await finish(run, "cancelled", error=reason)
+            for task, run in sorted(running.items(), key=lambda item: natural_key(item[1].id)):
+                if task in finished_already:
+                    await self._settle(task, run, finish)
+                else:
+                    await finish(run, "cancelled", error=reason)
             running.clear()
             for run in runs.values():
                 if run.state == "pending":
