@@ -31,7 +31,7 @@ class Recorder:
                 label = data["type"]
             if label == "answer" and e.channel == "step":
                 label = "signal"  # AnswerSignal: the loop's final_answer, not synthesis
-            if "status" in data:
+            elif "status" in data:
                 label += f":{data['status']}"
             if label.startswith(("thinking", "iteration")):
                 label += f":{data['iteration']}"
