@@ -230,3 +230,28 @@ async def test_many_mcp_tools_trigger_tool_selection_and_keep_the_prompt_small()
         assert "many__echo_7" in loop_prompt and "many__add" in loop_prompt
         assert "many__echo_8" not in loop_prompt and "many__crash" not in loop_prompt
         assert result.steps[0].observation == "echo7: hi"
+
+
+async def test_server_that_never_answers_the_handshake_times_out() -> None:
+    silent = McpServerConfig(name="silent", command=[sys.executable, "-c",
+                                                     "import time; time.sleep(600)"])
+    manager = McpManager([silent], connect_timeout=2)
+    started = time.monotonic()
+    status = await manager.start()
+    assert time.monotonic() - started < 12
+    assert "did not answer in time" in (status["silent"] or "")
+    assert manager.tools() == []
+    await manager.stop()
+
+
+async def test_cancelling_a_run_during_a_call_leaves_the_server_usable() -> None:
+    async with McpManager([config()], call_timeout=30) as manager:
+        registry = ToolRegistry(manager.tools())
+        call = asyncio.create_task(registry.get("notes__hang").run({"seconds": 20}))
+        await asyncio.sleep(0.5)
+        call.cancel()  # the user pressed Stop
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        started = time.monotonic()
+        assert (await registry.get("notes__add").run({"a": 2, "b": 2})).text == "4"
+        assert time.monotonic() - started < 10

@@ -92,6 +92,7 @@ class McpConnection:
         self._client: Any = None
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
+        self._ready: asyncio.Future[Any] | None = None
         self._lock = asyncio.Lock()
         self._errlog: TextIO | None = None
         self._log_offset = 0
@@ -160,6 +161,7 @@ class McpConnection:
         await self._close_locked()
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[Any] = loop.create_future()
+        self._ready = ready
         self._stop = asyncio.Event()
         self._owner = loop.create_task(self._own(ready, self._stop), name=f"mcp-{self.name}")
         try:
@@ -232,7 +234,7 @@ class McpConnection:
             self._client = self._owner = None
             if owner is None:
                 return
-            task = asyncio.get_running_loop().create_task(self._finish(owner, stop))
+            task = asyncio.get_running_loop().create_task(self._finish(owner, stop, self._ready))
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
 
@@ -241,10 +243,15 @@ class McpConnection:
         self._client = None
         self._owner = None
         if owner is not None:
-            await self._finish(owner, stop)
+            await self._finish(owner, stop, self._ready)
 
     @staticmethod
-    async def _finish(owner: asyncio.Task[None], stop: asyncio.Event | None) -> None:
+    async def _finish(owner: asyncio.Task[None], stop: asyncio.Event | None,
+                      ready: asyncio.Future[Any] | None) -> None:
+        if ready is not None and not ready.done():
+            # Still in the handshake (a silent server): nothing to close politely, cancel it;
+            # the SDK then kills the process within its bounded shutdown.
+            owner.cancel()
         if stop is not None:
             stop.set()
         # The SDK's shutdown closes stdin, then terminates and kills the process tree,
