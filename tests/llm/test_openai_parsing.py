@@ -94,7 +94,7 @@ async def test_think_tags_split_across_sse_chunks(fake_server: FakeOpenAIServer,
 
 def sdk_chunk(data: dict[str, Any]) -> ChatCompletionChunk:
     # The SDK builds chunks this way (no validation), so extra fields like reasoning survive.
-    return construct_type(type_=ChatCompletionChunk, value=data)  # type: ignore[no-any-return]
+    return construct_type(type_=ChatCompletionChunk, value=data)  # type: ignore[return-value]
 
 
 def test_accumulator_splits_think_tags_at_every_position_of_every_chunk_pair() -> None:
