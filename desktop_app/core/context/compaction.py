@@ -110,10 +110,14 @@ async def summarise(
     Never raises for model failures: it falls back to :func:`heuristic_summary` and says why.
     """
     max_tokens = max(1, max_tokens)
-    system = hint_prompt(hint, int(max_tokens / _TOKENS_PER_WORD))
+    hint_prompt(hint, 0)  # unknown hints fail fast, also without a model
     if llm is None:
         return SummaryOutcome(heuristic_summary(messages, max_tokens, counter), "fallback",
                               reason="no compaction model configured")
+    # A summary may take at most a fifth of the compaction model's own window, leaving room
+    # for the previous summary and the transcript.
+    max_tokens = min(max_tokens, max(32, llm.context_size // 5))
+    system = hint_prompt(hint, int(max_tokens / _TOKENS_PER_WORD))
     previous = "\n".join(summary_body(m).strip() for m in messages if is_summary(m))
     previous = truncate_text(previous, max_tokens, counter)
     entries = [render_message(m) for m in messages if not is_summary(m)]
