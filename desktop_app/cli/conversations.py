@@ -7,6 +7,7 @@
     desktop-app conversations import FILE   (our JSON export, ChatGPT conversations.json/zip)
     desktop-app conversations rename ID TITLE | pin ID [--off] | archive ID [--off]
     desktop-app conversations delete ID | restore ID | purge [--older-than DAYS]
+    desktop-app conversations backup FILE   (a consistent copy of the whole database)
 
 IDs may be abbreviated to any unique prefix (like git). Exports are written with every
 configured API key redacted.
@@ -82,6 +83,11 @@ def register(subparsers: Any) -> None:
     p = actions.add_parser("restore", help="take back out of the trash")
     p.add_argument("id")
     p.set_defaults(func=_restore)
+    p = actions.add_parser("backup", help="copy the whole database to a file (safe while "
+                                          "the app runs)")
+    p.add_argument("file", type=Path)
+    p.set_defaults(func=_backup)
+
     p = actions.add_parser("purge", help="empty the trash for good")
     p.add_argument("--older-than", type=float, default=0.0, metavar="DAYS",
                    help="only conversations trashed at least DAYS ago")
@@ -231,4 +237,12 @@ def _purge(args: argparse.Namespace) -> int:
     with _open(args) as store:
         count = store.purge_deleted(older_than=args.older_than * 86400)
     print(f"permanently deleted {count} conversation(s)", file=sys.stderr)
+    return 0
+
+
+def _backup(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        target = store.backup_to(args.file)
+        count = len(store.list_conversations(archived=None))
+    print(f"backed up {count} conversation(s) to {target}", file=sys.stderr)
     return 0

@@ -88,3 +88,16 @@ def test_cli_export_redacts_configured_keys(capsys: pytest.CaptureFixture[str]) 
     for fmt in ("md", "json"):
         out = _run(capsys, "export", conv.id, "--format", fmt)[1]
         assert key not in out and "[REDACTED]" in out
+
+
+def test_backup_is_a_complete_usable_database(capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    _run(capsys, "import", str(FIXTURE))
+    target = tmp_path / "backup.db"
+    code, _, err = _run(capsys, "backup", str(target))
+    assert code == 0 and "backed up 3 conversation(s)" in err
+    with ConversationStore(target) as copy:
+        assert copy.integrity_check() == "ok"
+        assert len(copy.list_conversations(archived=None)) == 3
+        assert copy.search("plus addressing")
+    assert _run(capsys, "backup", str(target))[0] == 2  # never overwrites

@@ -203,5 +203,9 @@ class AsyncStore:
     async def search(self, text: str, **options: Any) -> list[SearchHit]:
         return await self._read(lambda s: s.search(text, **options))
 
+    async def backup_to(self, target: Path) -> Path:
+        """A consistent copy of the database (see ``ConversationStore.backup_to``)."""
+        return await self._read(lambda s: s.backup_to(target))
+
     async def integrity_check(self) -> str:
         return await self._read(lambda s: s.integrity_check())
