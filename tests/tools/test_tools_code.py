@@ -126,6 +126,7 @@ def test_network_namespace_alone_blocks_loopback(listener: socket.socket) -> Non
     "import os\nos.symlink('{outside}/secret.txt', 'link.txt')\nopen('link.txt', 'w').write('x')",
     "import shutil\nshutil.rmtree('{outside}')",
     "import os\nos.mkdir('{outside}/newdir')",
+    "import sqlite3\nsqlite3.connect('{outside}/data.db').execute('create table t (x)')",
 ])
 async def test_writing_outside_the_workspace_is_refused(tool: PythonCodeTool, tmp_path: Path,
                                                         code: str) -> None:
@@ -147,6 +148,7 @@ async def test_reading_private_files_outside_is_refused(tool: PythonCodeTool, tm
     ("import subprocess\nsubprocess.run(['echo', 'hi'])", "starting other programs"),
     ("import os\nos.system('echo hi')", "starting other programs"),
     ("import ctypes", "ctypes"),
+    ("import os\nos.kill(1, 0)", "signalling other processes"),  # signal 0: harmless probe
 ])
 async def test_escape_hatches_are_closed(tool: PythonCodeTool, code: str, message: str) -> None:
     result = await tool.run({"code": code})
@@ -190,3 +192,12 @@ async def test_parallel_runs_do_not_share_scratch_folders(tool: PythonCodeTool, 
                                       tool.run({"code": code.format(delay=1)}))
     assert fast.ok and slow.ok, (fast.error, slow.error)
     assert not [p for p in ws.root.iterdir() if p.name.startswith(SCRATCH)]
+
+
+async def test_sqlite_in_the_workspace_and_in_memory_works(tool: PythonCodeTool, ws: Workspace) -> None:
+    code = ("import sqlite3\nfor name in (':memory:', 'local.db'):\n"
+            "    db = sqlite3.connect(name)\n    db.execute('create table t (x)')\n"
+            "    db.execute('insert into t values (1)')\n    db.commit()\nprint('ok')")
+    result = await tool.run({"code": code})
+    assert result.ok, result.error
+    assert (ws.root / "local.db").exists()

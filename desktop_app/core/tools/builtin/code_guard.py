@@ -12,7 +12,8 @@ namespaces are not available; it refuses:
 * reading or listing files outside the workspace and the Python installation (so code
   cannot print the user's private files into the conversation);
 * starting other programs and loading native libraries with ctypes (both would escape
-  the hook).
+  the hook), and signalling other processes;
+* SQLite databases outside the workspace (SQLite opens files without an "open" event).
 
 Audit hooks are not a complete sandbox on their own (PEP 578 says so); they sit on top of
 the process limits, never instead of them.
@@ -98,6 +99,15 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
     elif event in _TWO_PATHS:
         for path in args[:2]:
             _refuse_outside_workspace(path, "Changing")
+    elif event == "sqlite3.connect":
+        # SQLite opens its files itself (no "open" event): only in-memory or workspace files.
+        database = args[0] if args else ":memory:"
+        if database not in (":memory:", "", b":memory:", b"") and not (
+                isinstance(database, str) and database.startswith("file::memory:")):
+            _refuse_outside_workspace(database, "Opening a database")
+    elif event in ("os.kill", "os.killpg"):
+        if not args or args[0] not in (os.getpid(), 0):
+            raise PermissionError("signalling other processes is not allowed in the code tool")
     elif event in _LISTS:
         real = _real(args[0] if args else ".")
         if real is not None and not _inside(real, _READ_ROOTS):
