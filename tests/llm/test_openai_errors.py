@@ -90,6 +90,8 @@ ERROR_CASES: list[tuple[Reply, type[LLMError], tuple[str, ...]]] = [
      LLMProviderError, ("400", "Invalid value for 'tools[0].function.name'")),
     (error_reply(500, "CUDA out of memory", type_="server_error"),
      LLMProviderError, ("500", "CUDA out of memory")),
+    (Reply(status=504, body="<html><h1>504 Gateway Time-out</h1></html>"),
+     LLMTimeoutError, ("did not answer in time", "(504: 504 Gateway Time-out)")),
     (Reply(status=200, body="<html><body>Welcome to nginx!</body></html>"),
      LLMProviderError, ("OpenAI-compatible", "base URL")),
 ]

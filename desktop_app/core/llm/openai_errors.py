@@ -7,6 +7,7 @@ server and the model, never the API key.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import openai
@@ -50,7 +51,8 @@ def server_message(exc: openai.APIError) -> str:
             if isinstance(value, dict) and isinstance(value.get("message"), str):
                 return _shorten(value["message"])
     if isinstance(body, str) and body.strip():
-        return _shorten(body)
+        # Proxies answer with HTML error pages: keep their words, not their markup.
+        return _shorten(re.sub(r"<[^>]+>", " ", body) if body.lstrip().startswith("<") else body)
     return _shorten(exc.message)
 
 
@@ -137,6 +139,10 @@ def _convert_status(exc: openai.APIStatusError, *, where: str, base_url: str,
                                  hint="Wait a moment and try again.")
     if is_context_overflow(exc):
         return _context_error(exc, model)
+    if status in (408, 504):  # a proxy in front of the model gave up waiting
+        return LLMTimeoutError(
+            f"Model '{model}' at {base_url} did not answer in time ({status}: {detail}).",
+            hint="Try again, use a smaller prompt, or ask a faster model.")
     if status >= 500:
         error_5xx = LLMProviderError(f"{where} failed with a server error ({status}: {detail}).",
                                      hint="Try again; if it persists, check the server's log.")
