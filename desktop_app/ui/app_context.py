@@ -14,10 +14,12 @@ from desktop_app.core.llm.registry import ModelRegistry
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.store.settings import Settings, load_settings, save_settings
 from desktop_app.core.tools.base import ToolRegistry
-from desktop_app.core.tools.builtin import default_tools
 
 
 def _default_tools(settings: Settings) -> ToolRegistry:
+    # Imported on the first run: the built-in tools pull in document and chart libraries.
+    from desktop_app.core.tools.builtin import default_tools
+
     return ToolRegistry(default_tools(settings))
 
 

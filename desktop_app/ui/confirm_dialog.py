@@ -7,11 +7,14 @@ asyncio loop keeps running (and a Stop still works) while the question is on scr
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from desktop_app.core.agent.events import Confirm
 from desktop_app.ui.tool_card import _text_box, format_args
+
+if TYPE_CHECKING:
+    from desktop_app.core.agent.events import Confirm
 
 #: ``answer(request_id, allow, always)``
 AnswerFn = Callable[[str, bool, bool], object]

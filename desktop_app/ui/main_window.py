@@ -7,7 +7,7 @@ It wires widgets to the :class:`RunController` and the store; it renders nothing
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QByteArray, Qt, Signal
@@ -24,14 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.agent.events import Confirm, Event
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.ui import theme
 from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.artifact_pane import ArtifactPane
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.composer import Composer
-from desktop_app.ui.confirm_dialog import ConfirmDialog
 from desktop_app.ui.history_view import builders_for
 from desktop_app.ui.message_widgets import AssistantTurn, UserMessage
 from desktop_app.ui.model_picker import ModelPicker
@@ -39,6 +37,9 @@ from desktop_app.ui.run_controller import ActiveRun, RunController
 from desktop_app.ui.run_render import apply_event
 from desktop_app.ui.sidebar import Sidebar
 from desktop_app.ui.ui_state import load_state, save_state
+
+if TYPE_CHECKING:
+    from desktop_app.core.agent.events import Event
 
 
 class StatusBanner(QFrame):
@@ -322,8 +323,10 @@ class MainWindow(QMainWindow):
         self.spawn(self.sidebar.refresh())
 
     def _on_event(self, conversation_id: str, event: Event) -> None:
-        if isinstance(event, Confirm):
-            dialog = ConfirmDialog(event, self.controller.answer_confirm, self)
+        if event.channel == "confirm":
+            from desktop_app.ui.confirm_dialog import ConfirmDialog
+
+            dialog = ConfirmDialog(event, self.controller.answer_confirm, self)  # type: ignore[arg-type]
             dialog.open()
         turn = self._turn_for(conversation_id)
         if turn is not None:

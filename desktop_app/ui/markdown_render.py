@@ -15,12 +15,10 @@ import html
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from pygments import highlight as pygments_highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import TextLexer, get_lexer_by_name
-from pygments.util import ClassNotFound
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 @dataclass(frozen=True)
@@ -45,6 +43,8 @@ _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})([^`\n]*)$")
 
 @lru_cache(maxsize=1)
 def _md() -> MarkdownIt:
+    from markdown_it import MarkdownIt  # imported on first use: not needed to open the window
+
     # html=False: model output is untrusted; raw HTML in it is shown as text, never parsed.
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
@@ -57,7 +57,7 @@ def render_segments(text: str) -> list[Segment]:
     env: dict[str, object] = {}
     tokens = md.parse(text, env)
     segments: list[Segment] = []
-    pending: list = []
+    pending: list[Any] = []
 
     def flush() -> None:
         if pending:
@@ -89,13 +89,19 @@ def render_html(text: str) -> str:
 
 
 @lru_cache(maxsize=4)
-def _formatter(style: str) -> HtmlFormatter:
+def _formatter(style: str) -> Any:
+    from pygments.formatters import HtmlFormatter
+
     # noclasses: Qt rich text understands inline ``style`` spans, not stylesheets with classes.
     return HtmlFormatter(nowrap=True, noclasses=True, style=style)
 
 
 def highlight(code: str, language: str, style: str = "friendly") -> str:
     """``code`` as HTML spans with inline colours (no wrapping element)."""
+    from pygments import highlight as pygments_highlight
+    from pygments.lexers import TextLexer, get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     try:
         lexer = get_lexer_by_name(language) if language else TextLexer()
     except ClassNotFound:

@@ -6,10 +6,13 @@ re-plan (``DagPlan`` of a later round) adds a new card under the old one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from desktop_app.core.dag.events import DagPlan, DagStepDone, DagStepStart
+if TYPE_CHECKING:
+    from desktop_app.core.dag.events import DagPlan, DagStepDone, DagStepStart
 
 _MARKS = {"pending": "○", "running": "⏳", "done": "✓", "failed": "✗", "skipped": "⤼",
           "cancelled": "■"}

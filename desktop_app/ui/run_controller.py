@@ -13,18 +13,25 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_app.core.agent.events import Done, ErrorEvent, Event
-from desktop_app.core.agent.interrupts import InterruptQueue
-from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.types import Usage
-from desktop_app.core.store.history import to_chat_messages
-from desktop_app.core.tools.confirmation import Confirmer
 from desktop_app.ui.app_context import AppContext
-from desktop_app.ui.run_recorder import RunRecorder
+
+if TYPE_CHECKING:  # the engine is imported on the first run, not when the window opens
+    from desktop_app.core.agent.events import Done, Event
+    from desktop_app.core.agent.interrupts import InterruptQueue
+    from desktop_app.core.llm.base import LLM
+    from desktop_app.core.tools.confirmation import Confirmer
+    from desktop_app.ui.run_recorder import RunRecorder
+
+
+def _interrupt_queue() -> InterruptQueue:
+    from desktop_app.core.agent.interrupts import InterruptQueue
+
+    return InterruptQueue()
 
 
 @dataclass
@@ -37,7 +44,7 @@ class ActiveRun:
     model: str
     user_message_id: int = 0
     assistant_message_id: int = 0
-    queue: InterruptQueue = field(default_factory=InterruptQueue)
+    queue: InterruptQueue = field(default_factory=lambda: _interrupt_queue())
     events: list[Event] = field(default_factory=list)
     task: asyncio.Task[Any] | None = None
     confirmer: Confirmer | None = None
@@ -131,13 +138,18 @@ class RunController(QObject):
 
     def _emit(self, run: ActiveRun, event: Event) -> None:
         run.events.append(event)
-        if isinstance(event, Done):
-            run.done = event
+        if event.channel == "done":
+            run.done = event  # type: ignore[assignment]
         if run.recorder is not None:
             run.recorder.record(event)
         self.event.emit(run.conversation_id, event)
 
     async def _drive(self, run: ActiveRun, reuse_user_message: int | None) -> None:
+        from desktop_app.core.agent.events import Done, ErrorEvent
+        from desktop_app.core.store.history import to_chat_messages
+        from desktop_app.core.tools.confirmation import Confirmer
+        from desktop_app.ui.run_recorder import RunRecorder
+
         store = self.ctx.store
         started = time.perf_counter()
         emit: Callable[[Event], None] = lambda e: self._emit(run, e)  # noqa: E731

@@ -1,5 +1,8 @@
 """Turning a run's events into updates of one :class:`AssistantTurn`.
 
+The engine's event modules are imported on the first event, not when the window opens:
+importing them loads the whole engine, which the start-up time budget cannot afford.
+
 One function, :func:`apply_event`, used live (events as they arrive) and to catch up a
 freshly built turn (replaying the events of a run that is still going when the user comes
 back to its conversation).
@@ -8,33 +11,12 @@ back to its conversation).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from desktop_app.core.agent.events import (
-    AnswerDelta,
-    AnswerDone,
-    AnswerSignal,
-    AnswerStart,
-    Compact,
-    Confirm,
-    Done,
-    ErrorEvent,
-    Event,
-    Inject,
-    IterationDone,
-    IterationStart,
-    Phase,
-    ThinkingDone,
-    ThinkingStart,
-)
-from desktop_app.core.dag.events import (
-    DagAnalysis,
-    DagPlan,
-    DagReplan,
-    DagStepDone,
-    DagStepStart,
-)
 from desktop_app.ui.message_widgets import AssistantTurn, format_footer
-from desktop_app.ui.plan_card import PlanCard
+
+if TYPE_CHECKING:
+    from desktop_app.core.agent.events import Event
 
 _PHASES = {
     "selecting_tools": "Choosing tools",
@@ -45,9 +27,34 @@ _PHASES = {
 }
 
 
-def apply_event(turn: AssistantTurn, event: Event,
+def apply_event(turn: AssistantTurn, event: Event,  # noqa: C901 - one branch per event
                 on_artifact: Callable[[str, str, str], None] | None = None) -> None:
     """Show ``event`` in ``turn``; artifacts of finished tool calls go to ``on_artifact``."""
+    from desktop_app.core.agent.events import (
+        AnswerDelta,
+        AnswerDone,
+        AnswerSignal,
+        AnswerStart,
+        Compact,
+        Confirm,
+        Done,
+        ErrorEvent,
+        Inject,
+        IterationDone,
+        IterationStart,
+        Phase,
+        ThinkingDone,
+        ThinkingStart,
+    )
+    from desktop_app.core.dag.events import (
+        DagAnalysis,
+        DagPlan,
+        DagReplan,
+        DagStepDone,
+        DagStepStart,
+    )
+    from desktop_app.ui.plan_card import PlanCard
+
     if isinstance(event, ThinkingStart):
         turn.start_thinking(event.iteration)
     elif isinstance(event, ThinkingDone):

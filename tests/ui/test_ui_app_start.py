@@ -58,7 +58,7 @@ def _env(home: Path) -> dict[str, str]:
 def test_run_app_opens_the_window_on_the_bundled_model_and_exits_cleanly(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "-c", RUN_APP], cwd=ROOT, env=_env(tmp_path),
                           capture_output=True, text=True, timeout=120)
-    line = next((l for l in proc.stdout.splitlines() if l.startswith("RESULT")), None)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT")), None)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert line is not None, proc.stderr[-2000:]
     result = eval(line[len("RESULT "):])  # a dict literal we printed ourselves
