@@ -48,7 +48,7 @@ def _writes_files(backend: object) -> bool:
 def keyring_status() -> tuple[bool, str]:
     """Whether keys can be stored, and a sentence for the Settings dialog saying so."""
     backend = keyring.get_keyring()
-    name = type(backend).__name__
+    name = str(getattr(backend, "name", "") or type(backend).__name__)  # "SecretService Keyring"
     if _writes_files(backend):
         return False, (f"The active keyring ({name}) keeps keys in a file; desktop-app will "
                        f"not store keys there. {_NO_BACKEND_HINT}")
