@@ -41,6 +41,8 @@ class Sample:
     ttft: float
     tokens: int
     gen_seconds: float
+    #: Process CPU seconds for the whole call: less sensitive to other load than wall time.
+    cpu_seconds: float
 
     @property
     def tokens_per_second(self) -> float:
@@ -54,6 +56,7 @@ def _messages(rep: int) -> list[dict[str, str]]:
 
 
 def run_raw(llm: llama_cpp.Llama, rep: int, max_tokens: int) -> Sample:
+    cpu = time.process_time()
     start = time.perf_counter()
     first = last = 0.0
     tokens = 0
@@ -63,12 +66,13 @@ def run_raw(llm: llama_cpp.Llama, rep: int, max_tokens: int) -> Sample:
             last = time.perf_counter()
             first = first or last
             tokens += 1
-    return Sample(first - start, tokens, last - first)
+    return Sample(first - start, tokens, last - first, time.process_time() - cpu)
 
 
 async def run_adapter(llm: LlamaCppLLM, rep: int, max_tokens: int) -> Sample:
     messages = [ChatMessage(role=m["role"], content=m["content"])  # type: ignore[arg-type]
                 for m in _messages(rep)]
+    cpu = time.process_time()
     start = time.perf_counter()
     first = last = 0.0
     tokens = 0
@@ -77,16 +81,17 @@ async def run_adapter(llm: LlamaCppLLM, rep: int, max_tokens: int) -> Sample:
             last = time.perf_counter()
             first = first or last
             tokens += 1
-    return Sample(first - start, tokens, last - first)
+    return Sample(first - start, tokens, last - first, time.process_time() - cpu)
 
 
-def _summary(name: str, samples: list[Sample]) -> tuple[float, float]:
+def _summary(name: str, samples: list[Sample]) -> tuple[float, float, float]:
     ttft = statistics.median(s.ttft for s in samples)
     tps = statistics.median(s.tokens_per_second for s in samples)
+    cpu = statistics.median(s.cpu_seconds / s.tokens for s in samples)
     tokens = [s.tokens for s in samples]
     print(f"{name:8s} TTFT median {ttft * 1000:7.1f} ms   generation median {tps:6.2f} tok/s"
-          f"   (tokens per run {min(tokens)}-{max(tokens)})")
-    return ttft, tps
+          f"   CPU {cpu * 1000:6.1f} ms/token   (tokens per run {min(tokens)}-{max(tokens)})")
+    return ttft, tps, cpu
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -120,14 +125,15 @@ async def main_async(args: argparse.Namespace) -> int:
         await adapter.aclose()
         raw.close()
 
-    raw_ttft, raw_tps = _summary("raw", raw_samples)
-    our_ttft, our_tps = _summary("adapter", ours)
+    raw_ttft, raw_tps, raw_cpu = _summary("raw", raw_samples)
+    our_ttft, our_tps, our_cpu = _summary("adapter", ours)
     ratio = our_tps / raw_tps if raw_tps else float("nan")
     overhead = our_ttft / raw_ttft - 1 if raw_ttft else float("nan")
     print(f"throughput ratio (adapter/raw): {ratio:.3f}   target >= 0.97  "
           f"{'OK' if ratio >= 0.97 else 'MISS'}")
     print(f"TTFT overhead: {overhead * 100:+.1f} %   target <= 5 %  "
           f"{'OK' if overhead <= 0.05 else 'MISS'}")
+    print(f"CPU per token (adapter/raw): {our_cpu / raw_cpu:.3f}  (1.0 = no extra work)")
     print(f"load average at end {os.getloadavg()[0]:.2f}")
     return 0
 
