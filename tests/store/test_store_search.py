@@ -72,8 +72,18 @@ def test_index_follows_updates_and_deletes(store: ConversationStore) -> None:
     assert store.search("zanzibar") == []
     store.delete_messages_from(msg.id)
     assert store.search("rewritten") == []
-    assert store.conn.execute(
-        "INSERT INTO messages_fts(messages_fts, rank) VALUES('integrity-check', 1)") is not None
+    assert store.integrity_check() == "ok"  # includes FTS5's check against the messages
+
+
+def test_a_drifted_search_index_is_detected_and_rebuilt(store: ConversationStore) -> None:
+    conv = store.create_conversation()
+    msg = store.add_message(conv.id, "user", "ghost words")
+    store.conn.execute("DROP TRIGGER messages_fts_delete")  # simulate a damaged index
+    store.conn.execute("DELETE FROM messages WHERE id = ?", (msg.id,))
+    assert "search index" in store.integrity_check()
+    store.rebuild_search_index()
+    assert store.integrity_check() == "ok"
+    assert store.search("ghost") == []
 
 
 def test_trashed_and_optionally_archived_conversations_are_excluded(

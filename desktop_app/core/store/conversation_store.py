@@ -96,7 +96,12 @@ class ConversationStore(ItemsMixin):
         self.conn.execute("COMMIT")
 
     def integrity_check(self) -> str:
+        """``"ok"`` or what is damaged (database pages, or the search index)."""
         return integrity_check(self.conn)
+
+    def rebuild_search_index(self) -> None:
+        """Rebuild the full-text index from the messages (repairs a damaged index)."""
+        self.conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
 
     def backup_to(self, target: Path) -> Path:
         """Write a consistent copy of the whole database to ``target`` (safe while in use).

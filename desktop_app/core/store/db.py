@@ -54,9 +54,22 @@ def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
 
 
 def integrity_check(conn: sqlite3.Connection) -> str:
-    """``PRAGMA integrity_check`` result: ``"ok"`` or the problems found."""
+    """``"ok"``, or the problems found: SQLite's own check plus the search index's.
+
+    FTS5's ``integrity-check`` with rank 1 also compares the index with the messages table
+    (the external content), so an index that drifted from the messages is reported too.
+    """
     rows = conn.execute("PRAGMA integrity_check").fetchall()
-    return "\n".join(str(row[0]) for row in rows)
+    result = "\n".join(str(row[0]) for row in rows)
+    try:
+        conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
+    except sqlite3.OperationalError as exc:
+        # Old databases before the search index (migration 2) have no such table.
+        if "no such table" not in str(exc):
+            return f"search index: {exc}" if result == "ok" else f"{result}\nsearch index: {exc}"
+    except sqlite3.DatabaseError as exc:
+        return f"search index: {exc}" if result == "ok" else f"{result}\nsearch index: {exc}"
+    return result
 
 
 class WriterLock:
