@@ -255,3 +255,14 @@ async def test_cancelling_a_run_during_a_call_leaves_the_server_usable() -> None
         started = time.monotonic()
         assert (await registry.get("notes__add").run({"a": 2, "b": 2})).text == "4"
         assert time.monotonic() - started < 10
+
+
+async def test_http_server_not_running_is_reported_with_its_url() -> None:
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    connection = McpConnection(McpServerConfig(name="web", transport="http", url=url),
+                               connect_timeout=10)
+    result = await connection.call("add", {"a": 1, "b": 2})
+    assert result.error and "could not be started" in result.error and url in result.error

@@ -173,8 +173,12 @@ class McpConnection:
                 raise
             self.last_error = (f"The MCP server '{self.name}' could not be started: "
                                f"{_describe(exc)}.{self._stderr_tail()}")
-            raise ToolError(self.last_error, hint="Check the server's command in Settings → MCP, "
-                                                  f"and its log at {self.log_path}.") from exc
+            if self.config.transport == "http":
+                hint = f"Check that the server is running and listening at {self.config.url}."
+            else:
+                hint = (f"Check the server's command in Settings → MCP, and its log at "
+                        f"{self.log_path}.")
+            raise ToolError(self.last_error, hint=hint) from exc
         self._client = client
         self.last_error = None
         self.tools = [McpTool(self, remote) for remote in listing.tools]
