@@ -54,7 +54,9 @@ def test_event_loop_keeps_running_during_a_slow_write(db_path: Path) -> None:
 
     ticks = asyncio.run(main())
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    assert len(ticks) > 20 and max(gaps) < 0.25
+    # Blocked, the loop would show one gap of at least 0.5 s; the margin is for the shared,
+    # overloaded build machines, where a runnable process can wait a while for a core.
+    assert len(ticks) > 10 and max(gaps) < 0.45
 
 
 def test_writer_flushes_periodically_even_when_tokens_stall(db_path: Path) -> None:
