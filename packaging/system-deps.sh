@@ -12,6 +12,9 @@ packages=(
     libxcb-xkb1 libxcomposite1 libxdamage1 libxrandr2 libxtst6 libxkbfile1 libxshmfence1
     libnss3 libasound2
 )
+# Extra packages a caller needs (the test script adds a real Secret Service for keyring tests).
+read -r -a extra <<<"${DESKTOP_APP_EXTRA_PACKAGES:-}"
+packages+=("${extra[@]}")
 
 command -v dpkg-query >/dev/null || { echo "[system-deps] not a Debian-like system; install Qt 6 runtime libraries and Xvfb yourself" >&2; exit 0; }
 missing=()
