@@ -201,3 +201,15 @@ async def test_sqlite_in_the_workspace_and_in_memory_works(tool: PythonCodeTool,
     result = await tool.run({"code": code})
     assert result.ok, result.error
     assert (ws.root / "local.db").exists()
+
+
+def test_workspace_tool_info_names_every_workspace_tool(tmp_path: Path) -> None:
+    from desktop_app.core.tools.builtin.assistant import workspace_tool_info
+
+    settings = Settings()
+    settings.tools.workspace = str(make_workspace(tmp_path))
+    settings.tools.code_tool_enabled = True
+    active = {t.name: t.read_only for t in default_tools(settings)}
+    info = {name: read_only for name, _, read_only in workspace_tool_info()}
+    assert info.items() <= active.items()
+    assert set(active) - set(info) == {t.name for t in default_tools(Settings())}

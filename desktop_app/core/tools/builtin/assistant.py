@@ -15,7 +15,13 @@ from desktop_app.core.errors import ToolError
 from desktop_app.core.tools.base import Tool
 from desktop_app.core.tools.builtin.code import PythonCodeTool
 from desktop_app.core.tools.builtin.documents import ReadDocumentTool
-from desktop_app.core.tools.builtin.files import file_tools
+from desktop_app.core.tools.builtin.files import (
+    ListFilesTool,
+    ReadFileTool,
+    SearchFilesTool,
+    WriteFileTool,
+    file_tools,
+)
 from desktop_app.core.tools.builtin.notes import note_tools
 from desktop_app.core.tools.builtin.reports import report_tools
 from desktop_app.core.tools.builtin.units import UnitConvertTool
@@ -51,3 +57,17 @@ def assistant_tools(settings: Settings | None = None) -> list[Tool]:
         log.warning("The Python code tool is enabled but no workspace folder is set; "
                     "it stays off until a workspace is chosen.")
     return tools
+
+
+#: Tools that exist only with a workspace folder (and, for the code tool, the setting on).
+WORKSPACE_TOOL_CLASSES: tuple[type[Tool], ...] = (
+    ListFilesTool, ReadFileTool, WriteFileTool, SearchFilesTool, ReadDocumentTool,
+    PythonCodeTool)
+
+
+def workspace_tool_info() -> list[tuple[str, str, bool]]:
+    """(name, description, read_only) of the workspace tools, without needing a workspace.
+
+    For settings pages that let the user disable tools which are not active yet.
+    """
+    return [(cls.name, cls.description, cls.read_only) for cls in WORKSPACE_TOOL_CLASSES]
