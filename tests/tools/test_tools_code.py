@@ -213,3 +213,15 @@ def test_workspace_tool_info_names_every_workspace_tool(tmp_path: Path) -> None:
     info = {name: read_only for name, _, read_only in workspace_tool_info()}
     assert info.items() <= active.items()
     assert set(active) - set(info) == {t.name for t in default_tools(Settings())}
+
+
+async def test_through_the_agent_a_failure_shows_the_traceback_once(tool: PythonCodeTool) -> None:
+    from desktop_app.core.agent import ReActAgent
+    from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
+    from desktop_app.core.tools.base import ToolRegistry
+
+    llm = ScriptedLLM([tool_call_reply(("run_python", {"code": "1 / 0"})), "It failed."],
+                      tool_call=True)
+    result = await ReActAgent(llm, ToolRegistry([tool])).run("divide")  # no confirm: allowed
+    [message] = [m for m in result.messages if m.role == "tool"]
+    assert message.content.count("ZeroDivisionError") == 1

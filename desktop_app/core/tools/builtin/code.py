@@ -235,16 +235,17 @@ class PythonCodeTool(Tool):
             parts.append(f"[Output was longer than {self.max_output_chars:,} characters and "
                          f"was cut.]")
         body = "\n\n".join(parts) or "(no output)"
+        # On failure the output goes into ``error`` only: the engine shows the model both
+        # fields, and the traceback once is enough.
         if timed_out:
-            return ToolResult(text=body, error=(
-                f"The program was stopped after the {timeout:g} s time limit.\n{body}"))
+            return ToolResult.failure(f"The program was stopped after the {timeout:g} s time "
+                                      f"limit.\n{body}")
         cpu_signals = {getattr(signal, "SIGXCPU", -1), getattr(signal, "SIGKILL", -1)}
         if code is not None and code < 0 and -code in cpu_signals:
-            return ToolResult(text=body,
-                              error=f"The program was stopped by the CPU-time limit.\n{body}")
+            return ToolResult.failure(f"The program was stopped by the CPU-time limit.\n{body}")
         if "MemoryError" in err:
-            return ToolResult(text=body, error=(
-                f"The program ran out of memory (limit {self.memory_mb} MB).\n{body}"))
+            return ToolResult.failure(f"The program ran out of memory (limit {self.memory_mb} "
+                                      f"MB).\n{body}")
         if code:
-            return ToolResult(text=body, error=f"The program failed (exit code {code}).\n{body}")
+            return ToolResult.failure(f"The program failed (exit code {code}).\n{body}")
         return ToolResult(text=f"Finished in {elapsed:.1f} s.\n{body}")
