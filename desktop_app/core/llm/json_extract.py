@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["extract_json", "iter_balanced_objects", "loads_lenient"]
@@ -115,15 +116,17 @@ def _strip_trailing_commas(text: str) -> str:
 def loads_lenient(text: str) -> Any:
     """Decode one JSON document: literal newlines in strings allowed, backslashes kept,
     trailing commas dropped. Raises ``ValueError`` if it still is not JSON."""
-    errors: list[str] = []
-    fixed = _fix_escapes(text)
-    for candidate in (fixed, _strip_trailing_commas(fixed)):
-        try:
-            # strict=False: control characters (a literal newline) inside strings are fine.
-            return json.loads(candidate, strict=False)
-        except ValueError as exc:
-            errors.append(str(exc))
-    raise ValueError(errors[0])
+    # Without a backslash there is nothing to fix (the common case, kept cheap).
+    fixed = _fix_escapes(text) if "\\" in text else text
+    try:
+        # strict=False: control characters (a literal newline) inside strings are fine.
+        return json.loads(fixed, strict=False)
+    except ValueError as exc:
+        first_error = exc
+    try:
+        return json.loads(_strip_trailing_commas(fixed), strict=False)
+    except ValueError:
+        raise ValueError(str(first_error)) from None
 
 
 def iter_balanced_objects(text: str, limit: int = _MAX_CANDIDATES) -> list[str]:
@@ -170,16 +173,16 @@ def _balanced_end(text: str, start: int) -> int | None:
     return None
 
 
-def _candidates(text: str) -> list[str]:
-    stripped = text.strip()
-    candidates = [stripped]
-    for match in _FENCE_RE.finditer(text):
-        body = match.group(3).strip()
-        if body:
-            candidates.append(body)
-            candidates.extend(iter_balanced_objects(body, limit=8))
-    candidates.extend(iter_balanced_objects(text))
-    return candidates
+def _candidates(text: str) -> Iterator[str]:
+    """Candidates in order of preference, produced lazily (most texts stop at the first)."""
+    yield text.strip()
+    if "```" in text or "~~~" in text:
+        for match in _FENCE_RE.finditer(text):
+            body = match.group(3).strip()
+            if body:
+                yield body
+                yield from iter_balanced_objects(body, limit=8)
+    yield from iter_balanced_objects(text)
 
 
 def extract_json(text: str | None) -> dict[str, Any] | None:
