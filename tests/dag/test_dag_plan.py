@@ -158,6 +158,10 @@ def test_plan_schema_is_clean_json_schema() -> None:
     assert set(step_schema["properties"]) == {"id", "task", "dependencies", "tool_hint",
                                               "model_hint"}
     assert step_schema["properties"]["dependencies"]["type"] == "array"
+    # the model is asked for ids and dependencies; validation still repairs their absence
+    assert step_schema["required"] == ["id", "task", "dependencies"]
+    assert "title" not in step_schema and "description" not in schema
+    assert validate_plan({"steps": [{"task": "x"}]}).ids == ["step_1"]
 
 
 def test_natural_order() -> None:

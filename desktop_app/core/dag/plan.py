@@ -87,10 +87,21 @@ def compact_schema(schema: dict[str, Any]) -> None:
     strip(schema)
 
 
+def _step_schema(schema: dict[str, Any]) -> None:
+    """The step schema as the model sees it: id and dependencies required.
+
+    Validation stays lenient (a missing id is repaired), but a server that turns the schema
+    into a grammar then makes the model write ids and dependencies, which keeps plans
+    whose dependencies refer to ids that were never written out of the picture.
+    """
+    compact_schema(schema)
+    schema["required"] = ["id", "task", "dependencies"]
+
+
 class StepDraft(BaseModel):
     """One step as the planner model wrote it (lenient input, clean JSON schema)."""
 
-    model_config = ConfigDict(extra="ignore", json_schema_extra=compact_schema)
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_step_schema)
 
     id: str = Field("", description="Unique step id, e.g. step_1")
     task: str = Field(description="What this step must do, self-contained, one or two sentences")
