@@ -22,8 +22,14 @@ from typing import Any
 from desktop_app.core.agent import ReActAgent
 from desktop_app.core.agent.events import Event
 from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
-from desktop_app.core.llm.types import ChatMessage, LLMResult, StreamChunk, ToolCall, Usage
-from desktop_app.core.llm.types import make_abilities
+from desktop_app.core.llm.types import (
+    ChatMessage,
+    LLMResult,
+    StreamChunk,
+    ToolCall,
+    Usage,
+    make_abilities,
+)
 from desktop_app.core.tools.base import FunctionTool, ToolRegistry, ToolResult
 
 TOOLS = 20
@@ -75,9 +81,7 @@ class ZeroLatencyLLM(LLM):
                    temperature: float | None = None, max_tokens: int | None = None) -> LLMResult:
         started, cpu_started = time.perf_counter(), time.process_time()
         if tool_choice is not None or (response_format is None and "select" in
-                                       messages[0].content[:40] and not self.native):
-            reply = self._selection
-        elif messages[0].content.startswith("You choose which tools"):
+                                       messages[0].content[:40] and not self.native) or messages[0].content.startswith("You choose which tools"):
             reply = self._selection
         else:
             self.loop_calls += 1

@@ -9,7 +9,13 @@ from agent_helpers import Recorder, registry
 
 from desktop_app.core.agent import Inject, InterruptQueue, InterruptQueues, ReActAgent, drive_run
 from desktop_app.core.agent.interrupts import INTERRUPT_TAG, interrupt_message
-from desktop_app.core.llm.testing import Request, ScriptedLLM, json_action, json_final, tool_call_reply
+from desktop_app.core.llm.testing import (
+    Request,
+    ScriptedLLM,
+    json_action,
+    json_final,
+    tool_call_reply,
+)
 from desktop_app.core.llm.types import ChatMessage
 
 pytestmark = pytest.mark.anyio

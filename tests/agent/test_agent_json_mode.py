@@ -110,7 +110,7 @@ async def test_json_reasoning_wins_over_reasoning_content() -> None:
 ])
 async def test_bad_tool_args_become_an_error_observation(args: str, expected: str) -> None:
     # The model wrote args as a string, a list, or broken JSON text.
-    raw = '{"type": "tool_call", "tool": "calculator", "args": %s}' % args
+    raw = f'{{"type": "tool_call", "tool": "calculator", "args": {args}}}'
     if expected == "not valid JSON":
         raw = json.dumps({"type": "tool_call", "tool": "calculator", "args": args})
     llm = ScriptedLLM([raw, json_final("sorry")])

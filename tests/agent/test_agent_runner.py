@@ -21,7 +21,13 @@ from desktop_app.core.agent import (
 )
 from desktop_app.core.agent.synthesis import SYNTHESIS_RESULT_LIMIT, synthesis_messages
 from desktop_app.core.errors import LLMConnectionError, LLMTimeoutError
-from desktop_app.core.llm.testing import Request, ScriptedLLM, json_action, json_final, tool_call_reply
+from desktop_app.core.llm.testing import (
+    Request,
+    ScriptedLLM,
+    json_action,
+    json_final,
+    tool_call_reply,
+)
 from desktop_app.core.llm.types import ChatMessage, LLMResult, StreamChunk, Usage
 
 pytestmark = pytest.mark.anyio

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -56,7 +57,7 @@ async def test_selection_above_threshold_filters_prompt_and_execution() -> None:
 
 async def test_selection_keeps_at_most_six_tools() -> None:
     names = [f"tool_{i:02d}" for i in range(10)]
-    llm = ScriptedLLM(['{"tools": %s}' % str(names).replace("'", '"')])
+    llm = ScriptedLLM([json.dumps({"tools": names})])
     outcome = await select_tools(llm, ToolRegistry(many_tools(20)), "q")
     assert outcome.selected == names[:6] and len(outcome.registry) == 6
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from desktop_app.core.errors import ToolArgumentError
 from desktop_app.core.store.settings import Settings
-from desktop_app.core.tools.builtin import CalculatorTool, ClockTool, HtmlArtifactTool, default_tools
+from desktop_app.core.tools.builtin import (
+    CalculatorTool,
+    ClockTool,
+    HtmlArtifactTool,
+    default_tools,
+)
 from desktop_app.core.tools.builtin.calculator import CalculationError, calculate
 
 pytestmark = pytest.mark.anyio
@@ -51,6 +56,7 @@ def test_big_integers_stay_exact() -> None:
     ("factorial(100000)", "limited"),
     ("1/0", "Division by zero"),
     ("sqrt(-1)", "sqrt()"),
+    ("(-8) ** (1/3)", "not a real number"),
     ("", "empty"),
     ("2 +", "Not a valid expression"),
     ("True + 1", "Only numbers"),
@@ -79,7 +85,7 @@ async def test_calculator_tool_reports_result_and_errors() -> None:
 
 
 def fixed_now() -> datetime:
-    return datetime(2026, 7, 1, 12, 30, 0, tzinfo=timezone.utc)
+    return datetime(2026, 7, 1, 12, 30, 0, tzinfo=UTC)
 
 
 async def test_clock_converts_to_the_requested_zone() -> None:

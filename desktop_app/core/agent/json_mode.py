@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
-from desktop_app.core.agent.prompts import REFORMAT_INSTRUCTION, UNPARSED_REASONING, json_observation
+from desktop_app.core.agent.prompts import (
+    REFORMAT_INSTRUCTION,
+    UNPARSED_REASONING,
+    json_observation,
+)
 from desktop_app.core.agent.state import RunState
 from desktop_app.core.llm.json_extract import extract_json
 from desktop_app.core.llm.types import ChatMessage

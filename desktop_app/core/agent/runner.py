@@ -123,7 +123,7 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
                 await send(AnswerDelta(content=delta))
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # synthesis is UX, not correctness: fall back once
+        except Exception as exc:  # noqa: BLE001 - synthesis is UX, not correctness: fall back once
             synthesis_error = exc
             log.warning("synthesis failed, falling back to the loop's answer: %s", exc)
         failed = synthesis_error is not None or not "".join(deltas).strip()

@@ -62,8 +62,8 @@ def max_iterations_summary(result_steps: list[StepRecord], max_iterations: int) 
     if not result_steps:
         return (f"I stopped after {max_iterations} iterations without reaching a final answer, "
                 "and no tools were called.")
-    lines = [f"I stopped after {max_iterations} iterations without reaching a final answer. "
-             "Tool calls made:"]
+    lines = [(f"I stopped after {max_iterations} iterations without reaching a final answer. "
+              "Tool calls made:")]
     for number, step in enumerate(result_steps, 1):
         status = "succeeded" if step.error is None else f"failed: {cut(step.error, 200)}"
         lines.append(f"{number}. {step.tool} — {status}")

@@ -125,11 +125,11 @@ class ToolExecutor:
             raise
         except DesktopAppError as exc:
             return ToolResult.failure(str(exc))
-        except Exception as exc:  # a tool bug must not end the run: the model sees it
+        except Exception as exc:  # noqa: BLE001 - a tool bug must not end the run
             return ToolResult.failure(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
-        if not isinstance(result, ToolResult):
-            result = ToolResult(text="" if result is None else str(result))
-        return result
+        if isinstance(result, ToolResult):
+            return result
+        return ToolResult(text="" if result is None else str(result))
 
     async def _ask(self, tool: Tool, args: dict[str, Any]) -> str | None:
         """None when the user allowed the call, else the error text for the model."""
@@ -139,7 +139,7 @@ class ToolExecutor:
                 allowed = await self._confirm(tool.name, args)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - no answer means no permission
                 return f"Could not ask the user to confirm '{tool.name}' ({exc}); it did not run."
         return None if allowed else f"The user declined to run {tool.name}."
 

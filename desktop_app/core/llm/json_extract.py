@@ -31,13 +31,7 @@ _MAX_CANDIDATES = 64
 _VALID_ESCAPES = set('"\\/bfnrtu')
 # LaTeX commands that start with a valid JSON escape letter n, t or r. Only these exact
 # words are read as LaTeX, because "\nThe next line" must stay a newline.
-_LATEX_NTR = frozenset("""
-nabla neq ne neg nu ni not notin nolimits newline newcommand noindent nearrow nwarrow
-natural nexists nmid nparallel nsubseteq
-theta tau times text textbf textit textrm texttt textsf tan tanh to top triangle tilde
-tfrac tbinom tt therefore textstyle tiny
-rho right rightarrow Rightarrow rangle rceil rfloor rm rightharpoonup rvert rVert
-""".split())
+_LATEX_NTR = frozenset(["nabla", "neq", "ne", "neg", "nu", "ni", "not", "notin", "nolimits", "newline", "newcommand", "noindent", "nearrow", "nwarrow", "natural", "nexists", "nmid", "nparallel", "nsubseteq", "theta", "tau", "times", "text", "textbf", "textit", "textrm", "texttt", "textsf", "tan", "tanh", "to", "top", "triangle", "tilde", "tfrac", "tbinom", "tt", "therefore", "textstyle", "tiny", "rho", "right", "rightarrow", "Rightarrow", "rangle", "rceil", "rfloor", "rm", "rightharpoonup", "rvert", "rVert"])
 _WORD_RE = re.compile(r"[A-Za-z]+")
 
 

@@ -41,8 +41,13 @@ from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.json_extract import extract_json, loads_lenient
 from desktop_app.core.llm.types import ChatMessage, Usage
 
-__all__ = ["StructuredCallResult", "StructuredOutputError", "structured_llm_call",
-           "REFORMAT_PROMPT", "LEVEL_NAMES"]
+__all__ = [
+    "LEVEL_NAMES",
+    "REFORMAT_PROMPT",
+    "StructuredCallResult",
+    "StructuredOutputError",
+    "structured_llm_call",
+]
 
 T = TypeVar("T")
 
@@ -124,7 +129,7 @@ class _Validator:
     def __call__(self, raw: Any) -> Any:
         """The value for ``raw``; raises ``ValueError`` saying what is wrong."""
         if not isinstance(raw, dict):
-            raise ValueError(f"expected a JSON object, got {type(raw).__name__}")
+            raise ValueError(f"expected a JSON object, got {type(raw).__name__}")  # noqa: TRY004
         if not raw:
             raise ValueError("the JSON object is empty")
         value: Any = raw
@@ -143,7 +148,7 @@ class _Validator:
         if self.parse_fn is not None:
             try:
                 value = self.parse_fn(raw)
-            except Exception as exc:  # parse_fn is caller code: any failure is a bad value
+            except Exception as exc:  # noqa: BLE001 - parse_fn is caller code: a bad value
                 raise ValueError(f"parse_fn rejected it: {exc}") from None
         return value
 

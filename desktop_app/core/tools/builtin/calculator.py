@@ -50,10 +50,12 @@ class CalculationError(ValueError):
 
 
 def _check_size(value: Any) -> Any:
-    if isinstance(value, int) and not isinstance(value, bool):
-        # bit_length is cheap; ~3.32 bits per decimal digit.
-        if value.bit_length() > MAX_INT_DIGITS * 3.33:
-            raise CalculationError(f"The result has more than {MAX_INT_DIGITS} digits.")
+    if isinstance(value, complex):  # e.g. (-8) ** (1/3)
+        raise CalculationError("The result is not a real number.")
+    # bit_length is cheap; ~3.32 bits per decimal digit.
+    if (isinstance(value, int) and not isinstance(value, bool)
+            and value.bit_length() > MAX_INT_DIGITS * 3.33):
+        raise CalculationError(f"The result has more than {MAX_INT_DIGITS} digits.")
     return value
 
 
@@ -75,10 +77,10 @@ def _eval(node: ast.AST) -> Any:
         if isinstance(node.op, ast.Pow):
             if abs(right) > MAX_EXPONENT:
                 raise CalculationError(f"Exponent {right} is too large (limit {MAX_EXPONENT}).")
-            if isinstance(left, int) and isinstance(right, int) and right > 0 and left not in (0, 1, -1):
-                # Estimate digits before computing: 10**1000 ok, 99999**1000 would be 5000 digits.
-                if right * math.log10(abs(left)) > MAX_INT_DIGITS:
-                    raise CalculationError(f"The result has more than {MAX_INT_DIGITS} digits.")
+            # Estimate digits before computing: 10**1000 is fine, 99999**1000 has 5000 digits.
+            if (isinstance(left, int) and isinstance(right, int) and right > 0
+                    and left not in (0, 1, -1) and right * math.log10(abs(left)) > MAX_INT_DIGITS):
+                raise CalculationError(f"The result has more than {MAX_INT_DIGITS} digits.")
         try:
             return _check_size(_BINARY[type(node.op)](left, right))
         except ZeroDivisionError:
@@ -113,13 +115,15 @@ def calculate(expression: str) -> int | float:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError as exc:
         raise CalculationError(f"Not a valid expression: {exc.msg}.") from None
-    value = _eval(tree)
+    value = _check_size(_eval(tree))
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return int(value)
+    if not isinstance(value, int | float):
+        raise CalculationError(f"The result is not a number: {value!r}.")
     return value
 
 
-def format_number(value: int | float) -> str:
+def format_number(value: float) -> str:
     """Plain digits for integers, up to 12 significant digits for floats."""
     if isinstance(value, int):
         return str(value)
@@ -131,7 +135,7 @@ class CalculatorTool(Tool):
 
     name = "calculator"
     description = "Evaluate math: + - * / // % **, sqrt, sin, log, exp, pi, e"
-    parameters = {
+    parameters: dict[str, Any] = {  # noqa: RUF012 - read-only schema
         "type": "object",
         "properties": {
             "expression": {"type": "string",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -23,7 +23,7 @@ class ClockTool(Tool):
 
     name = "current_time"
     description = "Current date and time, optionally in an IANA zone (Europe/Berlin)"
-    parameters = {
+    parameters: dict[str, Any] = {  # noqa: RUF012 - read-only schema
         "type": "object",
         "properties": {
             "timezone": {"type": "string",
@@ -35,7 +35,7 @@ class ClockTool(Tool):
 
     def __init__(self, now: Callable[[], datetime] | None = None) -> None:
         # Injectable clock so tests are deterministic; the default is the real time.
-        self._now = now or (lambda: datetime.now(timezone.utc))
+        self._now = now or (lambda: datetime.now(UTC))
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
         zone_name = (args.get("timezone") or "").strip()
