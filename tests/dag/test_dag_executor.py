@@ -220,3 +220,42 @@ def test_a_step_that_finished_when_stop_came_keeps_its_result() -> None:
     assert result.stopped
     assert result.runs["slow"].state == "done" and result.runs["slow"].result == "result of slow"
     assert result.runs["later"].state == "skipped"
+
+
+def test_one_step_at_a_time_on_a_local_model_while_others_run_alongside(tmp_path: Any) -> None:
+    from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
+    from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
+    from desktop_app.core.llm.testing import ScriptedLLM
+
+    registry = ModelRegistry()
+    registry.add(ModelEntry(name="remote", kind="endpoint", factory=ScriptedLLM,
+                            abilities={}, context_size=8192), default=True)
+    registry.add(ModelEntry(name="gguf", kind="local", factory=ScriptedLLM, abilities={},
+                            context_size=4096, roles=["fast"]))
+    # a llama.cpp model registered as an instance counts as local too (never loaded here)
+    registry.register("bundled", LlamaCppLLM(tmp_path / "never-loaded.gguf", name="b"))
+    active: dict[str | None, int] = {}
+    peak: dict[str | None, int] = {}
+    order: list[str] = []
+
+    async def runner(step: PlanStep, ctx: StepContext) -> StepOutput:
+        order.append(step.id)
+        active[ctx.model] = active.get(ctx.model, 0) + 1
+        peak[ctx.model] = max(peak.get(ctx.model, 0), active[ctx.model])
+        await asyncio.sleep(0.05)
+        active[ctx.model] -= 1
+        return StepOutput(answer="ok")
+
+    plan = validate_plan({"steps": [
+        {"id": "step_1", "task": "a", "model_hint": "fast"},
+        {"id": "step_2", "task": "b", "model_hint": "fast"},
+        {"id": "step_3", "task": "c"}, {"id": "step_4", "task": "d"},
+        {"id": "step_5", "task": "e", "model_hint": "bundled"},
+        {"id": "step_6", "task": "f", "model_hint": "bundled"}]})
+    executor = DAGExecutor(registry, step_runner=runner, max_concurrency=4)
+    assert [executor.model_slots(m) for m in ("gguf", "bundled", "remote")] == [1, 1, 4]
+    result = asyncio.run(executor.execute(plan, "goal"))
+    assert result.all_done
+    assert peak == {"gguf": 1, "bundled": 1, "remote": 2}
+    # step_2 waits for the local model; the remote steps and step_5 take the free slots
+    assert order[:4] == ["step_1", "step_3", "step_4", "step_5"]

@@ -2,7 +2,11 @@
 
 Scheduling is an explicit loop rather than "one task per step waiting on a semaphore", so
 the order in which ready steps start is deterministic: natural id order (``step_2`` before
-``step_10``), never more than ``max_concurrency`` at once. Each step runs under its own
+``step_10``), never more than ``max_concurrency`` at once, and never more than
+``local_model_concurrency`` (default 1) on one local llama.cpp model: such a model runs
+every call on its one worker thread, so two steps on it gain nothing from overlapping,
+would evict each other's KV cache, and a waiting step would spend its timeout in the
+queue. Steps on other models still run alongside. Each step runs under its own
 timeout; a failed step skips everything that depends on it (with the reason); ``stop()``
 or cancelling ``execute()`` skips pending steps and cancels running ones.
 
@@ -17,6 +21,7 @@ import asyncio
 import inspect
 import logging
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.agent import ReActAgent, partial_result
@@ -34,6 +39,7 @@ from desktop_app.core.dag.results import (
 )
 from desktop_app.core.dag.step_input import build_step_query
 from desktop_app.core.errors import UnknownModelError
+from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
 from desktop_app.core.llm.types import Usage
 from desktop_app.core.tools.base import ToolRegistry
 
@@ -81,7 +87,8 @@ class DAGExecutor:
     """Runs the steps of a ``Plan`` with bounded concurrency, timeouts and cascading skips."""
 
     def __init__(self, registry: ModelRegistry | None = None, tools: ToolRegistry | None = None,
-                 *, max_concurrency: int = 2, step_timeout: float | None = 300.0,
+                 *, max_concurrency: int = 2, local_model_concurrency: int = 1,
+                 step_timeout: float | None = 300.0,
                  step_runner: StepRunner | None = None, max_iterations: int = 8,
                  system_prompt: str = STEP_SYSTEM_PROMPT, agent_options: dict[str, Any] | None = None,
                  ) -> None:
@@ -92,6 +99,7 @@ class DAGExecutor:
         self._registry = registry
         self._tools = tools
         self.max_concurrency = max_concurrency
+        self.local_model_concurrency = max(1, local_model_concurrency)
         self.step_timeout = step_timeout
         self._runner: StepRunner = step_runner or self._run_agent_step
         self.max_iterations = max_iterations
@@ -212,7 +220,7 @@ class DAGExecutor:
                 if self._stop.is_set():
                     await shutdown("the run was stopped")
                     return ExecutionResult(plan=plan, runs=runs, stopped=True)
-                for run in self._ready(runs, limit=self.max_concurrency - len(running)):
+                for run in self._ready(runs, running.values()):
                     task = await self._start(run, goal, runs, round, on_event)
                     running[task] = run
                 if not running:
@@ -235,14 +243,36 @@ class DAGExecutor:
             self._stop.clear()
         return ExecutionResult(plan=plan, runs=runs, stopped=False)
 
-    @staticmethod
-    def _ready(runs: dict[str, StepRun], *, limit: int) -> list[StepRun]:
-        """Pending steps whose dependencies are all done, natural order, at most ``limit``."""
-        if limit <= 0:
-            return []
-        ready = [run for run in runs.values() if run.state == "pending"
-                 and all(runs[d].state == "done" for d in run.step.dependencies)]
-        return sorted(ready, key=lambda r: natural_key(r.id))[:limit]
+    def model_slots(self, model: str | None) -> int:
+        """How many steps may run at once on ``model`` (see the module docstring)."""
+        if self._registry is None or model is None or model not in self._registry:
+            return self.max_concurrency
+        entry = self._registry.entry(model)
+        local = entry.kind in ("bundled", "local") or (
+            entry.kind == "custom" and isinstance(self._registry.get(model), LlamaCppLLM))
+        return self.local_model_concurrency if local else self.max_concurrency
+
+    def _ready(self, runs: dict[str, StepRun], running: Iterable[StepRun]) -> list[StepRun]:
+        """Pending steps whose dependencies are done and that have a free slot (overall and
+        on their model), in natural order."""
+        busy: dict[str | None, int] = {}
+        for run in running:
+            busy[run.model] = busy.get(run.model, 0) + 1
+        room = self.max_concurrency - sum(busy.values())
+        chosen: list[StepRun] = []
+        candidates = sorted((run for run in runs.values() if run.state == "pending"
+                             and all(runs[d].state == "done" for d in run.step.dependencies)),
+                            key=lambda r: natural_key(r.id))
+        for run in candidates:
+            if room <= 0:
+                break
+            model = self.resolve_model_name(run.step)
+            if busy.get(model, 0) >= self.model_slots(model):
+                continue
+            busy[model] = busy.get(model, 0) + 1
+            room -= 1
+            chosen.append(run)
+        return chosen
 
     async def _start(self, run: StepRun, goal: str, runs: dict[str, StepRun], round_no: int,
                      on_event: EventSink | None) -> asyncio.Task[StepOutput]:
