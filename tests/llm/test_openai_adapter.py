@@ -8,6 +8,7 @@ plays the model list for the settings dialog. Failures: ``test_openai_errors.py`
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 from collections.abc import AsyncIterator
@@ -273,16 +274,24 @@ async def test_missing_model_list_endpoint_points_at_the_base_url(
 
 def test_one_adapter_serves_successive_event_loops(fake_server: FakeOpenAIServer) -> None:
     # The CLI runs one asyncio.run per command and a registry caches adapters: pooled
-    # connections of a closed loop must not be reused by the next one.
+    # connections of a closed loop must not be reused by the next one, and dropping them
+    # must not disturb the loop that runs when they are garbage-collected.
     adapter = OpenAICompatibleLLM(base_url=fake_server.base_url, model="m", max_retries=0)
     fake_server.add(completion("one"), completion("two"), completion("three"))
     assert asyncio.run(adapter.chat(HELLO)).message.content == "one"
     assert asyncio.run(adapter.chat(HELLO)).message.content == "two"
+    loop_errors: list[dict[str, Any]] = []
 
     async def last() -> str:
+        asyncio.get_running_loop().set_exception_handler(lambda _, ctx: loop_errors.append(ctx))
         try:
-            return (await adapter.chat(HELLO)).message.content
+            answer = (await adapter.chat(HELLO)).message.content
+            for _ in range(3):  # stale clients collected now must not fail on this loop
+                gc.collect()
+                await asyncio.sleep(0.02)
+            return answer
         finally:
             await adapter.aclose()
 
     assert asyncio.run(last()) == "three"
+    assert loop_errors == []

@@ -72,8 +72,24 @@ class OpenAICompatibleLLM(LLM):
         """
         loop = asyncio.get_running_loop()
         if self._bound is None or self._bound[0] is not loop:
-            self._bound = (loop, openai.AsyncOpenAI(**self._client_options))
+            self._release_stale_client()
+            # Our own HTTP client, not the SDK's default wrapper: that one schedules its
+            # close on whatever loop is running when it is garbage-collected, which fails
+            # for connections of an older loop ("Event loop is closed").
+            http_client = openai.DefaultAsyncHttpxClient()
+            self._bound = (loop, openai.AsyncOpenAI(**self._client_options,
+                                                    http_client=http_client))
         return self._bound[1]
+
+    def _release_stale_client(self) -> None:
+        bound, self._bound = self._bound, None
+        if bound is None:
+            return
+        old_loop, client = bound
+        if not old_loop.is_closed() and not old_loop.is_running():
+            old_loop.run_until_complete(client.close())
+        # A closed loop's connections cannot be closed politely any more; the sockets are
+        # released when the client is garbage-collected.
 
     def __repr__(self) -> str:  # no key in reprs, logs or tracebacks
         return (f"OpenAICompatibleLLM(name={self.name!r}, model={self.model!r}, "
