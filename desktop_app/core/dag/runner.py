@@ -78,6 +78,7 @@ class DagRunner:
     def __init__(self, registry: ModelRegistry, tools: ToolRegistry | None = None, *,
                  model: str | None = None, max_replans: int = 1,
                  max_steps: int = MAX_PLAN_STEPS, max_concurrency: int = 2,
+                 local_model_concurrency: int = 1,
                  step_timeout: float | None = 300.0, step_max_iterations: int = 8,
                  step_runner: StepRunner | None = None,
                  planner_max_tokens: int | None = 1024, analysis_max_tokens: int | None = 768,
@@ -94,6 +95,7 @@ class DagRunner:
         self.analysis_max_tokens = analysis_max_tokens
         self.synthesis_max_tokens = synthesis_max_tokens
         self._executor = DAGExecutor(registry, tools, max_concurrency=max_concurrency,
+                                     local_model_concurrency=local_model_concurrency,
                                      step_timeout=step_timeout, step_runner=step_runner,
                                      max_iterations=step_max_iterations,
                                      agent_options=agent_options)
