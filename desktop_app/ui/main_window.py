@@ -135,6 +135,7 @@ class MainWindow(QMainWindow):
         self.controller.run_started.connect(self._on_run_started)
         self.controller.run_finished.connect(self._on_run_finished)
         self.controller.interrupt_added.connect(self._on_interrupt_added)
+        self.controller.save_failed.connect(self._on_save_failed)
         self.controller.model_status.connect(self.banner.set_status)
         self.controller.model_progress.connect(self.banner.set_progress)
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
@@ -337,6 +338,15 @@ class MainWindow(QMainWindow):
         if turn is not None:
             turn.add_interrupt(text)
             self.chat.scroll_to_bottom()
+
+    def _on_save_failed(self, conversation_id: str, message: str) -> None:
+        turn = self._turn_for(conversation_id)
+        text = (f"This answer is shown but could not be saved: {message} "
+                "Copy it now if you need it; check free disk space.")
+        if turn is not None:
+            turn.add_error(text)
+        else:
+            self.show_error(text)
 
     def _on_run_finished(self, conversation_id: str, _done: object) -> None:
         if conversation_id == self.conversation_id:

@@ -4,14 +4,14 @@ A run is an asyncio task on the qasync loop (the Qt thread). Model work never ha
 here: llama.cpp runs on the adapter's worker thread and the bundled model is assembled on
 a thread of its own; this code only awaits them. Every event is re-emitted as the Qt
 signal ``event(conversation_id, event)`` and persisted to the store through
-:class:`RunRecorder`, so a crash loses at most the last second of a streaming answer.
+:class:`~desktop_app.core.store.run_recorder.RunRecorder`, so a crash loses at most the
+last second of a streaming answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # the engine is imported on the first run, not when the windo
     from desktop_app.core.agent.events import Done, Event
     from desktop_app.core.agent.interrupts import InterruptQueue
     from desktop_app.core.llm.base import LLM
+    from desktop_app.core.store.run_recorder import RunRecorder
     from desktop_app.core.tools.confirmation import Confirmer
-    from desktop_app.ui.run_recorder import RunRecorder
 
 
 def _interrupt_queue() -> InterruptQueue:
@@ -51,6 +51,7 @@ class ActiveRun:
     dag: Any = None
     done: Done | None = None
     recorder: RunRecorder | None = None
+    save_errors: list[str] = field(default_factory=list)
 
 
 class RunController(QObject):
@@ -62,6 +63,7 @@ class RunController(QObject):
     interrupt_added = Signal(str, str)    # conversation id, text
     model_status = Signal(str)            # "" when idle
     model_progress = Signal(int, int)     # done, total (total 0: busy, no percentage)
+    save_failed = Signal(str, str)        # conversation id, what went wrong
 
     def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -140,32 +142,48 @@ class RunController(QObject):
         run.events.append(event)
         if event.channel == "done":
             run.done = event  # type: ignore[assignment]
-        if run.recorder is not None:
-            run.recorder.record(event)
         self.event.emit(run.conversation_id, event)
+
+    async def _emit_and_record(self, run: ActiveRun, event: Event) -> None:
+        """Show the event, then make it durable (the store's RunRecorder)."""
+        from desktop_app.core.errors import DesktopAppError
+
+        self._emit(run, event)
+        if run.recorder is None:
+            return
+        try:
+            await run.recorder(event)
+        except DesktopAppError as exc:  # the run goes on; the user learns it was not saved
+            if not run.save_errors:
+                run.save_errors.append(str(exc))
 
     async def _drive(self, run: ActiveRun, reuse_user_message: int | None) -> None:
         from desktop_app.core.agent.events import Done, ErrorEvent
         from desktop_app.core.store.history import to_chat_messages
+        from desktop_app.core.store.run_recorder import RunRecorder
         from desktop_app.core.tools.confirmation import Confirmer
-        from desktop_app.ui.run_recorder import RunRecorder
 
         store = self.ctx.store
         started = time.perf_counter()
-        emit: Callable[[Event], None] = lambda e: self._emit(run, e)  # noqa: E731
+
+        async def emit(event: Event) -> None:
+            await self._emit_and_record(run, event)
+
         try:
+            recorder = RunRecorder(store, run.conversation_id, model=run.model)
             messages = await store.list_messages(run.conversation_id)
-            if reuse_user_message is not None:
+            if reuse_user_message is not None:  # a follow-up turn: its question is stored
                 messages = [m for m in messages if m.id < reuse_user_message]
-                run.user_message_id = reuse_user_message
+                recorder.user_message = await store.get_message(reuse_user_message)
+                recorder.writer.started_at = time.monotonic()
+                await recorder.writer.start()
             else:
-                user = await store.add_message(run.conversation_id, "user", run.query)
-                run.user_message_id = user.id
+                await recorder.begin(run.query)
+            assert recorder.user_message is not None and recorder.writer.message_id is not None
+            run.recorder = recorder
+            run.user_message_id = recorder.user_message.id
+            run.assistant_message_id = recorder.writer.message_id
             history = to_chat_messages(messages)
-            assistant = await store.add_message(run.conversation_id, "assistant", "",
-                                                status="streaming", model=run.model)
-            run.assistant_message_id = assistant.id
-            run.recorder = RunRecorder(store, run.conversation_id, assistant.id, started)
             self.run_started.emit(run.conversation_id, run)
             llm = await self.ensure_llm(run.model)
             tools = self.ctx.tools()
@@ -186,46 +204,55 @@ class RunController(QObject):
                                 interrupt_queue=run.queue)
         except asyncio.CancelledError:
             if run.done is None:  # stopped before the engine started (e.g. while loading)
-                emit(Done(answer="", iterations=0, usage=Usage(), model=run.model,
-                          elapsed=time.perf_counter() - started, cancelled=True))
+                await emit(Done(answer="", iterations=0, usage=Usage(), model=run.model,
+                                elapsed=time.perf_counter() - started, cancelled=True))
         except Exception as exc:  # noqa: BLE001 - every failure must reach the user
             if run.done is None:
                 from desktop_app.core.agent.runner import error_message
 
                 message = error_message(exc)
-                emit(ErrorEvent(message=message, kind=type(exc).__name__))
-                emit(Done(answer="", iterations=0, usage=Usage(), model=run.model,
-                          elapsed=time.perf_counter() - started, error=message))
+                await emit(ErrorEvent(message=message, kind=type(exc).__name__))
+                await emit(Done(answer="", iterations=0, usage=Usage(), model=run.model,
+                                elapsed=time.perf_counter() - started, error=message))
         finally:
             if run.confirmer is not None:
                 run.confirmer.deny_all()
-            if run.recorder is not None:
-                await run.recorder.flush()
+            if run.recorder is not None and run.recorder.answer is None:
+                try:
+                    await run.recorder.abort("interrupted")
+                except Exception as exc:  # noqa: BLE001
+                    run.save_errors.append(str(exc))
+            if run.save_errors:
+                self.save_failed.emit(run.conversation_id, run.save_errors[0])
             self.active = None
             self.run_finished.emit(run.conversation_id, run.done)
         await self._follow_up(run)
 
     async def _follow_up(self, run: ActiveRun) -> None:
-        """Interrupts that arrived after the run took its last look start the next turn."""
-        left = run.queue.drain()
-        if not left or (run.done is not None and run.done.cancelled) or run.recorder is None:
+        """Interrupts the engine did not take (sent during the final answer) start the
+        next turn, so none is silently lost; after a Stop they simply stay in the history."""
+        run.queue.drain()
+        if run.done is None or run.done.cancelled or not run.user_message_id:
             return
-        ids = [i for i, text in run.recorder.interrupts if text in left]
-        await self.ctx.store.mark_interrupts_delivered(ids)
-        first_id = min((m for i, m in run.recorder.interrupt_messages.items() if i in ids),
-                       default=None)
-        self.start(run.conversation_id, "\n\n".join(left), model=run.model, mode=run.mode,
-                   reuse_user_message=first_id)
+        pending = [i for i in await self.ctx.store.pending_interrupts(run.conversation_id)
+                   if i.run_message_id == run.user_message_id]
+        if not pending:
+            return
+        await self.ctx.store.mark_interrupts_delivered([i.id for i in pending])
+        self.start(run.conversation_id, "\n\n".join(i.content for i in pending),
+                   model=run.model, mode=run.mode, reuse_user_message=pending[0].message_id)
 
     # --- during a run ---------------------------------------------------------------------------
     async def interrupt(self, text: str) -> None:
-        """Send ``text`` to the working run (stored at once, so it is never lost)."""
+        """Send ``text`` to the working run: shown at once, stored, then queued for the agent."""
         run = self.active
         if run is None or run.recorder is None:
             return
-        run.queue.put(text)
         self.interrupt_added.emit(run.conversation_id, text)
-        await run.recorder.add_interrupt(text, run.user_message_id)
+        try:
+            await run.recorder.interrupt(text)  # stored first: never lost, even in a crash
+        finally:
+            run.queue.put(text)
 
     def stop(self) -> None:
         """Stop the working run; what was streamed so far is kept."""

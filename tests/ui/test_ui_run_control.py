@@ -24,7 +24,8 @@ def test_sending_while_running_is_an_interrupt_the_agent_receives(qtbot, loop) -
         window = await make_window(qtbot, llm)
         await window.send("What is 6*7?")
         await wait_for(lambda: window.controller.active is not None
-                       and window.controller.active.recorder is not None)
+                       and window.controller.active.recorder is not None
+                       and window.controller.active.assistant_message_id)
         window.composer.set_text("answer in euros please")
         window.composer.submit()  # the button reads "Interrupt" now
         await window.controller.wait_idle()
@@ -137,3 +138,29 @@ def test_edit_and_resend_replaces_the_question(qtbot, loop) -> None:
     assert [w.text for w in items if type(w).__name__ == "UserMessage"] == ["tell me about dogs"]
     # the model saw only the edited question, not the old exchange
     assert "cats" not in " ".join(m.content for m in llm.requests[-1].messages)
+
+
+def test_an_interrupt_sent_during_the_final_answer_starts_the_next_turn(qtbot, loop) -> None:
+    llm = ScriptedLLM([json_final("a"), "The first answer, streamed slowly. " * 6,
+                       json_final("b"), "Here is the follow-up."],
+                      model_id="scripted", chunk_size=4, delay=0.03)
+
+    async def scenario():
+        window = await make_window(qtbot, llm)
+        await window.send("first question")
+        turn = window.live_turn
+        await wait_for(lambda: len(turn.answer.text()) > 20, timeout=20)
+        window.composer.set_text("and also this")
+        window.composer.submit()
+        await wait_for(lambda: not llm.replies and window.controller.active is None, timeout=30)
+        await asyncio.sleep(0.05)
+        detail = await window.ctx.store.load_conversation(window.conversation_id)
+        return window, detail
+
+    window, detail = loop.run_until_complete(scenario())
+    turns = [w for w in window.chat.items() if type(w).__name__ == "AssistantTurn"]
+    assert turns[-1].answer_text() == "Here is the follow-up."
+    assert [(i.content, i.status) for i in detail.interrupts] == [("and also this", "delivered")]
+    assert "and also this" in llm.requests[2].last_user_text
+    answers = [m.content for m in detail.messages if m.role == "assistant"]
+    assert answers[-1] == "Here is the follow-up." and len(answers) == 2
