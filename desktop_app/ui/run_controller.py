@@ -28,6 +28,17 @@ if TYPE_CHECKING:  # the engine is imported on the first run, not when the windo
     from desktop_app.core.tools.confirmation import Confirmer
 
 
+def _import_adapter(kind: str) -> None:
+    """Import a model's adapter (and its libraries) on the Qt thread, before any worker
+    thread needs it: PySide6's import hook crashes the process when a module is first
+    imported on another thread while the Qt event loop runs (seen with llama_cpp → jinja2)."""
+    if kind in ("bundled", "local"):
+        import desktop_app.core.llm.llama_cpp_adapter
+        import desktop_app.core.llm.llama_loading  # noqa: F401 - loads llama_cpp itself
+    elif kind == "endpoint":
+        import desktop_app.core.llm.openai_adapter  # noqa: F401
+
+
 def _interrupt_queue() -> InterruptQueue:
     from desktop_app.core.agent.interrupts import InterruptQueue
 
@@ -100,6 +111,7 @@ class RunController(QObject):
                         loop.call_soon_threadsafe(self.model_progress.emit, done, total)
 
                     await asyncio.to_thread(bundled.ensure_bundled_model, progress)
+            _import_adapter(entry.kind)
             # The factory may verify files or open clients: not on the Qt thread.
             llm = await asyncio.to_thread(self.ctx.registry.get, name)
             load = getattr(llm, "load", None)

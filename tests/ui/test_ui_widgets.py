@@ -1,0 +1,129 @@
+"""Smaller behaviours: keys in the composer, dividers, model-loading progress, real model."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from PySide6.QtCore import Qt, QTimer
+from ui_helpers import make_window, wait_for
+
+from desktop_app.core.agent.events import Compact, Done, ThinkingStart
+from desktop_app.core.llm.testing import ScriptedLLM, json_final
+from desktop_app.core.llm.types import Usage
+from desktop_app.ui.composer import Composer
+from desktop_app.ui.message_widgets import AssistantTurn
+from desktop_app.ui.run_render import apply_event
+
+pytestmark = pytest.mark.gui
+
+
+def test_enter_sends_and_shift_enter_adds_a_line(qtbot) -> None:
+    composer = Composer()
+    qtbot.addWidget(composer)
+    sent: list[str] = []
+    composer.send_requested.connect(sent.append)
+    qtbot.keyClicks(composer.input, "first line")
+    qtbot.keyClick(composer.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(composer.input, "second line")
+    assert sent == []
+    height_two_lines = composer.input.height()
+    qtbot.keyClick(composer.input, Qt.Key.Key_Return)
+    assert sent == ["first line\nsecond line"]
+    assert composer.input.toPlainText() == ""
+    assert composer.input.height() < height_two_lines  # shrinks back to one line
+
+
+def test_sending_while_running_emits_an_interrupt(qtbot) -> None:
+    composer = Composer()
+    qtbot.addWidget(composer)
+    interrupts: list[str] = []
+    stops: list[bool] = []
+    composer.interrupt_requested.connect(interrupts.append)
+    composer.stop_requested.connect(lambda: stops.append(True))
+    composer.set_running(True)
+    qtbot.keyClicks(composer.input, "also this")
+    qtbot.keyClick(composer.input, Qt.Key.Key_Return)
+    qtbot.keyClick(composer.input, Qt.Key.Key_Escape)
+    assert interrupts == ["also this"] and stops == [True]
+
+
+def test_compact_event_shows_a_divider_and_done_the_footer(qtbot) -> None:
+    turn = AssistantTurn()
+    qtbot.addWidget(turn)
+    apply_event(turn, ThinkingStart(iteration=1))
+    assert turn.thinking.active
+    apply_event(turn, Compact(original_messages=40, kept_messages=9))
+    apply_event(turn, Done(answer="short", iterations=3, usage=Usage.of(1200, 80),
+                           elapsed=4.0, model="m1"))
+    assert "Context summarised: 40 → 9 messages" in turn.dividers[0].text()
+    footer = turn.footer.text().replace("\u00a0", " ")
+    assert footer == "m1  ·  3 iterations  ·  1,200 in / 80 out tokens  ·  4.0 s  ·  20.0 tok/s"
+    assert turn.answer_text() == "short" and not turn.thinking.active
+
+
+class SlowLoadingLLM(ScriptedLLM):
+    """A fake with the local adapter's ``load()``/``loaded`` shape, taking a while to load."""
+
+    loaded = False
+
+    async def load(self, progress=None) -> None:
+        await asyncio.sleep(0.4)
+        self.loaded = True
+
+
+def test_model_loading_shows_progress_without_blocking(qtbot, loop) -> None:
+    llm = SlowLoadingLLM([json_final("ok"), "Loaded and answered."], model_id="slow")
+
+    async def scenario():
+        window = await make_window(qtbot, llm)
+        ticks: list[float] = []
+        timer = QTimer()
+        timer.setInterval(10)
+        timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+        timer.start()
+        await window.send("hello")
+        await wait_for(lambda: window.banner.isVisible())
+        banner_text = window.banner.label.text()
+        await window.controller.wait_idle()
+        timer.stop()
+        return window, banner_text, ticks
+
+    window, banner_text, ticks = loop.run_until_complete(scenario())
+    assert banner_text == "Loading slow…"
+    assert not window.banner.isVisible()
+    assert window.chat.items()[-1].answer_text() == "Loaded and answered."
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert len(ticks) > 20 and max(gaps) < 0.3  # the loop kept running during the load
+
+
+@pytest.mark.real_model
+def test_a_real_local_model_answers_in_the_window_without_stalling_it(qtbot, loop,
+                                                                        bundled_model_path) -> None:
+    from desktop_app.core.llm.factory import build_registry
+    from desktop_app.core.store.settings import Settings
+
+    async def scenario():
+        window = await make_window(qtbot)
+        window.ctx.registry = build_registry(Settings())  # the bundled model, first launch
+        window.picker.set_registry(window.ctx.registry)
+        window.controller.agent_options = {"max_iterations": 2, "max_tokens": 96,
+                                           "synthesis_max_tokens": 48}
+        ticks: list[float] = []
+        timer = QTimer()
+        timer.setInterval(10)
+        timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+        timer.start()
+        await window.send("What is 12 times 12? Answer with the number.")
+        await asyncio.wait_for(window.controller.wait_idle(), 300)
+        timer.stop()
+        await window.ctx.registry.aclose()
+        return window, ticks
+
+    window, ticks = loop.run_until_complete(scenario())
+    turn = window.chat.items()[-1]
+    assert turn.answer_text().strip(), turn.errors and turn.errors[0].message
+    assert "qwen2.5-coder-0.5b" in turn.footer.text()
+    gaps = sorted(b - a for a, b in zip(ticks, ticks[1:]))
+    assert gaps[int(0.99 * (len(gaps) - 1))] < 0.25  # generous: a shared, loaded machine
