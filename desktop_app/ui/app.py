@@ -53,6 +53,13 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
     app.setOrganizationName("desktop-app")
     # The window's close ends the asyncio main coroutine, which then shuts down in order.
     app.setQuitOnLastWindowClosed(False)
+    from desktop_app.ui.theme import icon_path
+
+    icon = icon_path("app")
+    if icon.is_file():  # missing resources (an unusual install) cost only the icon
+        from PySide6.QtGui import QIcon
+
+        app.setWindowIcon(QIcon(str(icon)))
     return app
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QByteArray, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -138,6 +138,8 @@ class MainWindow(QMainWindow):
         self.controller.save_failed.connect(self._on_save_failed)
         self.controller.model_status.connect(self.banner.set_status)
         self.controller.model_progress.connect(self.banner.set_progress)
+        hints = QGuiApplication.styleHints()
+        hints.colorSchemeChanged.connect(self._system_theme_changed)
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         self.stop_shortcut.activated.connect(self._escape)
         self._show_model_in_empty_state()
@@ -381,6 +383,12 @@ class MainWindow(QMainWindow):
         self.settings_dialog = dialog
 
     async def apply_settings(self, settings: Any) -> None:
+        """Adopt saved settings; models are swapped only once no answer is being written."""
+        if self.controller.active is not None:
+            self.banner.set_status("Settings will apply when the current answer is done…")
+            await self.controller.wait_idle()
+            self.banner.set_status("")
+        self.controller.forget_models()
         await self.ctx.apply_settings(settings)
         from PySide6.QtWidgets import QApplication
 
@@ -389,6 +397,13 @@ class MainWindow(QMainWindow):
             theme.apply(app, settings.ui.theme)
         self.picker.set_registry(self.ctx.registry, self.picker.current_model())
         self._show_model_in_empty_state()
+
+    def _system_theme_changed(self, *_: object) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance()
+        if self.ctx.settings.ui.theme == "system" and isinstance(app, QApplication):
+            theme.apply(app, "system")
 
     # --- closing --------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802

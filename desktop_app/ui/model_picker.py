@@ -69,6 +69,7 @@ class ModelPicker(QWidget):
         layout.addWidget(QLabel("Mode"))
         layout.addWidget(self.mode)
         self._entries: list[ModelEntry] = []
+        self._default: str | None = None
 
     def set_registry(self, registry: ModelRegistry, current: str | None = None) -> None:
         """List the registry's models and select ``current`` (or the default)."""
@@ -80,12 +81,14 @@ class ModelPicker(QWidget):
             self.combo.addItem(f"{entry.name}  ({kind})", entry.name)
             self.combo.setItemData(self.combo.count() - 1, describe(entry), 3)  # ToolTipRole
         self.combo.blockSignals(False)
-        wanted = current if current in registry else (registry.default_name if len(registry) else None)
-        self.select(wanted)
+        self._default = registry.default_name if len(registry) else None
+        self.select(current if current in registry else self._default)
 
     def select(self, name: str | None) -> None:
         """Show ``name`` as chosen without emitting ``model_changed``."""
         index = self.combo.findData(name) if name else -1
+        if index < 0 and self._default is not None:  # a model since removed in Settings
+            index = self.combo.findData(self._default)
         self.combo.blockSignals(True)
         self.combo.setCurrentIndex(max(index, 0) if self.combo.count() else -1)
         self.combo.blockSignals(False)

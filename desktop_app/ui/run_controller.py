@@ -123,6 +123,10 @@ class RunController(QObject):
         finally:
             self.model_status.emit("")
 
+    def forget_models(self) -> None:
+        """The registry is about to be rebuilt: load models afresh from the new one."""
+        self._loading.clear()
+
     def preload(self, name: str | None = None) -> asyncio.Task[LLM]:
         """Start loading a model in the background (first launch: the bundled one)."""
         resolved = self.ctx.registry.resolve(name)

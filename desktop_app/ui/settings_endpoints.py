@@ -99,6 +99,9 @@ class EndpointsEditor(QWidget):
         model_row.addWidget(self.fetch_button)
         self.api_key = QLineEdit()
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.keyring_note = QLabel("")
+        self.keyring_note.setWordWrap(True)
+        self.keyring_note.setObjectName("Muted")
         self.api_key_env = QLineEdit()
         self.api_key_env.setPlaceholderText("optional, e.g. OPENAI_API_KEY")
         self.context_size = QSpinBox()
@@ -120,11 +123,20 @@ class EndpointsEditor(QWidget):
         form.addRow("Base URL", self.base_url)
         form.addRow("Model", model_row)
         form.addRow("API key", self.api_key)
+        form.addRow("", self.keyring_note)
         form.addRow("…or key from env", self.api_key_env)
         form.addRow("Context size", self.context_size)
         form.addRow("Abilities", abilities)
         form.addRow(self.test_button, self.result)
         outer.addWidget(self.form_widget, 2)
+        from desktop_app.core.store.secrets import keyring_available
+
+        if keyring_available():
+            self.keyring_note.setText("Keys are kept in your system keyring, never in a file.")
+        else:
+            self.keyring_note.setText(
+                "No system keyring was found, so a key typed here cannot be saved. Put the "
+                "key in an environment variable and enter its name below instead.")
         for endpoint in self.endpoints:
             self.list.addItem(endpoint.name)
         self.form_widget.setEnabled(False)

@@ -79,6 +79,9 @@ class Sidebar(QFrame):
         self._debounce.timeout.connect(lambda: self._spawn(self.refresh()))
         self.list = QListWidget()
         self.list.setWordWrap(True)
+        # Long titles wrap (or are cut), they never make the sidebar scroll sideways.
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._menu)
         self.list.itemActivated.connect(self._activated)
