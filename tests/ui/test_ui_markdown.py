@@ -112,3 +112,20 @@ def test_long_answers_commit_chunks_and_keep_the_widget_count_small(qtbot) -> No
     widgets = view.segment_widgets()
     assert 10 < len(widgets) < 120  # chunked, not one widget per paragraph or per token
     assert not any(isinstance(w, CodeBlockWidget) for w in widgets)
+
+
+def test_the_rerendered_tail_stays_short_however_long_the_answer(qtbot) -> None:
+    """Streaming cost is flat: each frame re-renders only the unstable tail, never the answer."""
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.start_stream()
+    paragraph = "A sentence that keeps going. " * 12 + "\n\n"
+    longest_tail = 0
+    for i in range(300):  # ~110 KB
+        for start in range(0, len(paragraph), 5):
+            view.append(paragraph[start:start + 5])
+        view.flush()
+        longest_tail = max(longest_tail, len(view.text()) - view._committed)
+    view.finish_stream()
+    assert len(view.text()) > 100_000
+    assert longest_tail < 2 * 1200 + len(paragraph)

@@ -98,3 +98,24 @@ def test_last_conversation_is_reopened_on_next_launch(qtbot, loop) -> None:
     second, conv_id = loop.run_until_complete(scenario())
     assert second.conversation_id == conv_id
     assert second.chat.items()[0].text == "remember this"
+
+
+def test_a_long_conversation_builds_only_its_recent_messages(qtbot, loop) -> None:
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"))
+        store = window.ctx.store
+        conv = await store.create_conversation("long")
+        for i in range(100):
+            await store.add_message(conv.id, "user", f"question {i}")
+            await store.add_message(conv.id, "assistant", f"answer {i}")
+        await window.open_conversation(conv.id)
+        first = len(window.chat.items())
+        window.chat.more_button.click()
+        second = len(window.chat.items())
+        return window, first, second
+
+    window, first, second = loop.run_until_complete(scenario())
+    assert first == 60 and second == 120
+    assert window.chat.items()[-1].answer_text() == "answer 99"
+    assert window.chat.items()[0].text == "question 40"
+    assert window.chat.more_button.isVisible()
