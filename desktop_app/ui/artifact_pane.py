@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -29,6 +30,12 @@ from PySide6.QtWidgets import (
 from desktop_app.ui import theme
 from desktop_app.ui.markdown_render import render_html
 from desktop_app.ui.web_security import with_csp
+
+if TYPE_CHECKING:
+    from PySide6.QtWebEngineCore import QWebEngineProfile
+    from PySide6.QtWebEngineWidgets import QWebEngineView
+
+    from desktop_app.ui.web_security import ArtifactPage, BlockingInterceptor
 
 #: setHtml goes through a data: URL, which Chromium caps at 2 MB.
 MAX_PREVIEW_BYTES = 1_800_000
@@ -79,10 +86,10 @@ class ArtifactPane(QFrame):
         super().__init__(parent)
         self.setObjectName("ArtifactPane")
         self.artifacts: list[ShownArtifact] = []
-        self.view = None  # the QWebEngineView, created on first use
-        self.page = None
-        self.profile = None
-        self.interceptor = None
+        self.view: QWebEngineView | None = None  # created on first use
+        self.page: ArtifactPage | None = None
+        self.profile: QWebEngineProfile | None = None
+        self.interceptor: BlockingInterceptor | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         header = QHBoxLayout()
@@ -140,13 +147,14 @@ class ArtifactPane(QFrame):
 
         from desktop_app.ui.web_security import ArtifactPage, sandbox_profile
 
-        self.profile, self.interceptor = sandbox_profile()
-        self.view = QWebEngineView(self.profile, self.splitter)
-        self.page = ArtifactPage(self.profile, self.view)
-        self.view.setPage(self.page)
-        self.view.setZoomFactor(0.9)  # Chromium's 16 px default looks large next to the chat
+        profile, self.interceptor = sandbox_profile()
+        view = QWebEngineView(profile, self.splitter)
+        page = ArtifactPage(profile, view)
+        view.setPage(page)
+        view.setZoomFactor(0.9)  # Chromium's 16 px default looks large next to the chat
+        self.profile, self.view, self.page = profile, view, page
         self.placeholder.hide()
-        self.splitter.addWidget(self.view)
+        self.splitter.addWidget(view)
         self.splitter.setSizes([60, 640])
 
     def _show_row(self, row: int) -> None:

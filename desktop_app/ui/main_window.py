@@ -131,7 +131,7 @@ class MainWindow(QMainWindow):
         self.composer.stop_requested.connect(self.controller.stop)
         self.picker.model_changed.connect(self._model_changed)
         self.picker.mode_changed.connect(self._mode_changed)
-        self.controller.event.connect(self._on_event)
+        self.controller.run_event.connect(self._on_event)
         self.controller.run_started.connect(self._on_run_started)
         self.controller.run_finished.connect(self._on_run_finished)
         self.controller.interrupt_added.connect(self._on_interrupt_added)

@@ -194,9 +194,11 @@ class MarkdownView(QWidget):
     def _add_segments(self, text: str) -> None:
         index = self._layout.count() - (1 if self._tail is not None else 0)
         for segment in render_segments(text):
+            widget: QWidget
             if isinstance(segment, ProseSegment):
-                widget: QWidget = AutoHeightBrowser(self)
-                widget.setHtml(segment.html)
+                browser = AutoHeightBrowser(self)
+                browser.setHtml(segment.html)
+                widget = browser
             else:
                 assert isinstance(segment, CodeSegment)
                 widget = CodeBlockWidget(segment.code, segment.language, parent=self)

@@ -68,7 +68,7 @@ class ActiveRun:
 class RunController(QObject):
     """Starts one run at a time and reports everything it does as signals."""
 
-    event = Signal(str, object)           # conversation id, core event
+    run_event = Signal(str, object)       # conversation id, core event (not "event": QObject.event)
     run_started = Signal(str, object)     # conversation id, ActiveRun
     run_finished = Signal(str, object)    # conversation id, Done
     interrupt_added = Signal(str, str)    # conversation id, text
@@ -158,7 +158,7 @@ class RunController(QObject):
         run.events.append(event)
         if event.channel == "done":
             run.done = event  # type: ignore[assignment]
-        self.event.emit(run.conversation_id, event)
+        self.run_event.emit(run.conversation_id, event)
 
     async def _emit_and_record(self, run: ActiveRun, event: Event) -> None:
         """Show the event, then make it durable (the store's RunRecorder)."""

@@ -91,18 +91,18 @@ def apply_event(turn: AssistantTurn, event: Event,  # noqa: C901 - one branch pe
     elif isinstance(event, Confirm):
         turn.thinking.start(f"Waiting for your permission to run {event.tool_name}")
     elif isinstance(event, DagPlan):
-        card = PlanCard(event, turn)
-        turn.plans.append(card)
-        turn.insert_widget(card)
+        plan = PlanCard(event, turn)
+        turn.plans.append(plan)
+        turn.insert_widget(plan)
     elif isinstance(event, DagStepStart):
-        for card in reversed(turn.plans):
-            if card.round == event.round:
-                card.step_started(event)
+        for plan in reversed(turn.plans):
+            if isinstance(plan, PlanCard) and plan.round == event.round:
+                plan.step_started(event)
                 break
     elif isinstance(event, DagStepDone):
-        for card in reversed(turn.plans):
-            if card.round == event.round:
-                card.step_done(event)
+        for plan in reversed(turn.plans):
+            if isinstance(plan, PlanCard) and plan.round == event.round:
+                plan.step_done(event)
                 break
     elif isinstance(event, DagAnalysis):
         verdict = "goal reached" if event.achieved else "goal not reached yet"

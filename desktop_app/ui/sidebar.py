@@ -71,12 +71,12 @@ class Sidebar(QFrame):
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search all messages…")
         self.search.setClearButtonEnabled(True)
-        self.search.textChanged.connect(lambda _: self._debounce.start())
-        layout.addWidget(self.search)
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(200)
         self._debounce.timeout.connect(lambda: self._spawn(self.refresh()))
+        self.search.textChanged.connect(lambda _: self._debounce.start())
+        layout.addWidget(self.search)
         self.list = QListWidget()
         self.list.setWordWrap(True)
         # Long titles wrap (or are cut), they never make the sidebar scroll sideways.
@@ -142,10 +142,11 @@ class Sidebar(QFrame):
         self.list.clear()
         if text:
             hits = await self.store.search(text, limit=100, highlight=("«", "»"))
-            seen: set[str] = set()
             # One row per conversation: its best-ranked message (hits come best first).
-            self.hits = [h for h in hits
-                         if h.conversation_id not in seen and not seen.add(h.conversation_id)]
+            best: dict[str, SearchHit] = {}
+            for hit in hits:
+                best.setdefault(hit.conversation_id, hit)
+            self.hits = list(best.values())
             for hit in self.hits:
                 snippet = " ".join(hit.snippet.split())
                 item = QListWidgetItem(f"{hit.conversation_title or 'Untitled'}\n{snippet}")
