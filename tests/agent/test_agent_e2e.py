@@ -83,3 +83,22 @@ async def test_native_mode_through_the_loopback_server(openai_server: Any) -> No
             assert step.tool in registry().names() or step.error
     finally:
         await llm.aclose()
+
+
+async def test_constrained_json_mode_with_the_action_schema(bundled_model_path: Any) -> None:
+    """llama.cpp compiles the action schema into a grammar: every loop reply is an action."""
+    from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
+
+    llm = LlamaCppLLM(bundled_model_path, name="constrained", context_size=2048,
+                      constrained_json=True)
+    try:
+        agent = ReActAgent(llm, registry(), temperature=0.0, max_tokens=160, max_iterations=4,
+                           synthesis_max_tokens=60)
+        events = Recorder()
+        outcome = await drive_run(agent, "What time is it in Tokyo?", emit=events)
+        assert_well_formed(events)
+        assert outcome.result is not None
+        assert all(m.content.lstrip().startswith("{") for m in outcome.result.messages
+                   if m.role == "assistant")
+    finally:
+        await llm.aclose()

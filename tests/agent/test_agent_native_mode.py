@@ -143,3 +143,15 @@ async def test_message_history_is_complete() -> None:
     assert [m.role for m in result.messages] == ["system", "user", "assistant", "user",
                                                  "assistant", "tool", "assistant"]
     assert result.messages[-1].content == "one"
+
+
+async def test_constrained_local_model_gets_the_action_schema_in_json_mode() -> None:
+    llm = ScriptedLLM([json_final("ok")], json_mode=True)
+    llm._constrained_json = True  # type: ignore[attr-defined]  # as LlamaCppLLM keeps it
+    await ReActAgent(llm, registry()).run("q")
+    response_format = llm.requests[0].response_format
+    assert response_format is not None and response_format["type"] == "json_object"
+    schema = response_format["schema"]
+    assert schema["properties"]["tool"]["enum"] == ["calculator", "current_time",
+                                                    "create_html_artifact"]
+    assert schema["properties"]["type"]["enum"] == ["tool_call", "final_answer"]

@@ -21,6 +21,7 @@ from desktop_app.core.agent.prompts import (
 )
 from desktop_app.core.agent.state import RunState
 from desktop_app.core.llm.json_extract import extract_json
+from desktop_app.core.llm.structured import accepts_response_schema
 from desktop_app.core.llm.types import ChatMessage
 
 _TOOL_KEYS = ("tool", "tool_name", "name", "action")
@@ -79,12 +80,34 @@ def parse_action(content: str, reasoning_content: str | None = None) -> Action:
     return Action(kind="final_answer", answer=content.strip(), reasoning=UNPARSED_REASONING)
 
 
+def action_schema(tool_names: list[str]) -> dict[str, Any]:
+    """The JSON schema of one action, for models that can constrain decoding to it."""
+    tool: dict[str, Any] = {"type": "string"}
+    if tool_names:
+        tool["enum"] = tool_names
+    return {"type": "object",
+            "properties": {"type": {"type": "string", "enum": ["tool_call", "final_answer"]},
+                           "tool": tool, "args": {"type": "object"},
+                           "answer": {"type": "string"}, "reasoning": {"type": "string"}},
+            "required": ["type"]}
+
+
+def loop_response_format(state: RunState) -> dict[str, Any] | None:
+    """JSON mode for models that have it (a hosted API, llama.cpp with constrained JSON),
+    so the parse-error path becomes rare; constrained local models also get the action
+    schema, which rules out unknown tool names too."""
+    if not state.llm.abilities.get("json_mode"):
+        return None
+    response_format: dict[str, Any] = {"type": "json_object"}
+    if accepts_response_schema(state.llm):
+        response_format["schema"] = action_schema(state.registry.names())
+    return response_format
+
+
 async def run_json(state: RunState) -> None:
     """The JSON-mode tool loop; fills ``state`` (answer, steps, stop reason)."""
     assert state.executor is not None
-    # A model with JSON mode (a hosted API, or llama.cpp with constrained JSON) is held to
-    # emitting a JSON object, so the parse-error path becomes rare.
-    response_format = {"type": "json_object"} if state.llm.abilities.get("json_mode") else None
+    response_format = loop_response_format(state)
     reformat_pending = False  # the previous reply was the sentinel and we asked to reformat
     last_unparsed: str | None = None
     for iteration in range(1, state.max_iterations + 1):

@@ -46,6 +46,7 @@ __all__ = [
     "REFORMAT_PROMPT",
     "StructuredCallResult",
     "StructuredOutputError",
+    "accepts_response_schema",
     "structured_llm_call",
 ]
 
@@ -272,7 +273,7 @@ async def structured_llm_call(
     # --- level 2: JSON mode ----------------------------------------------------------------
     if abilities.get("json_mode"):
         response_format: dict[str, Any] = {"type": "json_object"}
-        if _accepts_schema(llm):
+        if accepts_response_schema(llm):
             response_format["schema"] = check.json_schema
         result = await text_level(2, response_format=response_format)
         if result is not None:
@@ -301,8 +302,12 @@ def _levels_tried(abilities: dict[str, bool]) -> list[int]:
     return [*levels, 3]
 
 
-def _accepts_schema(llm: LLM) -> bool:
+def accepts_response_schema(llm: LLM) -> bool:
     """True for models that constrain decoding to a JSON schema given in ``response_format``
-    (llama.cpp with constrained JSON). Hosted OpenAI-style APIs reject the extra key."""
-    return bool(getattr(llm, "accepts_response_schema", False)
-                or getattr(llm, "constrained_json", False))
+    (llama.cpp with constrained JSON). Hosted OpenAI-style APIs reject the extra key, so it
+    is only sent to these. Duck-typed: an adapter opts in with ``accepts_response_schema`` or
+    ``constrained_json``; ``LlamaCppLLM`` keeps the flag as ``_constrained_json``."""
+    for attribute in ("accepts_response_schema", "constrained_json", "_constrained_json"):
+        if getattr(llm, attribute, False) is True:
+            return True
+    return False
