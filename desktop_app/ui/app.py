@@ -122,6 +122,20 @@ def prepare_default_model(window: object) -> None:
     window.spawn(assemble())
 
 
+async def start_tools(window: object) -> None:
+    """Start MCP servers after the window is up; a server that fails is reported, not fatal."""
+    from desktop_app.ui.main_window import MainWindow
+
+    assert isinstance(window, MainWindow)
+    if not any(s.enabled for s in window.ctx.settings.mcp_servers):
+        return
+    status = await window.ctx.start_tools()
+    failed = [f"{name}: {error}" for name, error in status.items() if error]
+    if failed:
+        window.banner.set_status("Some MCP tool servers did not start (their tools are off): "
+                                 + "; ".join(failed) + " — check them in Settings → MCP servers.")
+
+
 def run_app(argv: Sequence[str] | None = None) -> int:
     """Run the desktop app until its window is closed; returns the exit code."""
     from desktop_app.ui.event_loop import make_event_loop
@@ -137,6 +151,7 @@ def run_app(argv: Sequence[str] | None = None) -> int:
         if window.is_closed:  # closed while it was still starting up
             closed.set()
         prepare_default_model(window)
+        window.spawn(start_tools(window))
         await closed.wait()
         await window.controller.wait_idle()
         await window.ctx.aclose()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.registry import ModelRegistry
@@ -34,6 +35,8 @@ class AppContext:
     tools_factory: Callable[[Settings], ToolRegistry] = field(default=_default_tools)
     #: Settings changes are written to disk unless this is False (tests, benchmarks).
     persist_settings: bool = True
+    #: The core ``Toolbox`` (built-ins + MCP servers) once ``start_tools`` ran.
+    toolbox: Any = None
 
     @classmethod
     async def open(cls, settings: Settings | None = None) -> AppContext:
@@ -43,7 +46,19 @@ class AppContext:
                    store=await AsyncStore.open())
 
     def tools(self) -> ToolRegistry:
+        """A fresh tool registry for one run (MCP tools included once they started)."""
+        if self.toolbox is not None and self.tools_factory is _default_tools:
+            registry: ToolRegistry = self.toolbox.registry(self.settings)
+            return registry
         return self.tools_factory(self.settings)
+
+    async def start_tools(self) -> dict[str, str | None]:
+        """Start the configured MCP servers; returns server name → error (None: running)."""
+        from desktop_app.core.tools.toolbox import Toolbox
+
+        self.toolbox = Toolbox(self.settings)
+        status: dict[str, str | None] = await self.toolbox.start()
+        return status
 
     async def apply_settings(self, settings: Settings) -> None:
         """Adopt new settings: save them and rebuild the model registry."""
@@ -53,7 +68,11 @@ class AppContext:
         if self.persist_settings:
             save_settings(settings)
         await old.aclose()
+        if self.toolbox is not None:  # restarts MCP servers only if their config changed
+            await self.toolbox.apply_settings(settings)
 
     async def aclose(self) -> None:
+        if self.toolbox is not None:
+            await self.toolbox.aclose()
         await self.registry.aclose()
         await self.store.aclose()

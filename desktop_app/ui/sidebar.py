@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
@@ -130,7 +131,6 @@ class Sidebar(QFrame):
     async def _guard(self, coro: Any) -> None:
         try:
             await coro
-            self.status.hide()
         except DesktopAppError as exc:
             self.status.setText(str(exc))
             self.status.show()
@@ -204,6 +204,8 @@ class Sidebar(QFrame):
         archived = self.show_archived.isChecked()
         menu.addAction("Unarchive" if archived else "Archive",
                        lambda: self._spawn(self.archive(conversation_id, not archived)))
+        menu.addAction("Export as Markdown…", lambda: self._export_dialog(conversation_id, "md"))
+        menu.addAction("Export as JSON…", lambda: self._export_dialog(conversation_id, "json"))
         menu.addSeparator()
         menu.addAction("Delete", lambda: self._spawn(self.delete(conversation_id)))
         menu.popup(self.list.viewport().mapToGlobal(pos))
@@ -213,6 +215,31 @@ class Sidebar(QFrame):
         title, ok = QInputDialog.getText(self, "Rename conversation", "Title:", text=current)
         if ok and title.strip():
             self._spawn(self.rename(conversation_id, title))
+
+    def _export_dialog(self, conversation_id: str, fmt: str) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        current = next((c.title for c in self.conversations if c.id == conversation_id), "")
+        name = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in current)[:60]
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export conversation", str(Path.home() / f"{name or 'conversation'}.{fmt}"))
+        if path:
+            self._spawn(self.export(conversation_id, Path(path), fmt))
+
+    async def export(self, conversation_id: str, path: Path, fmt: str = "md") -> None:
+        """Write the conversation as Markdown or JSON (API keys never appear in either)."""
+        from desktop_app.core.errors import StorageError
+        from desktop_app.core.store.exporting import export_json, export_markdown
+
+        detail = await self.store.load_conversation(conversation_id)
+        text = export_json([detail]) if fmt == "json" else export_markdown(detail)
+        try:
+            await asyncio.to_thread(path.write_text, text, encoding="utf-8")
+        except OSError as exc:
+            raise StorageError(f"Could not write {path}: {exc.strerror or exc}.",
+                               hint="Choose another folder.") from exc
+        self.status.setText(f"Exported to {path}")
+        self.status.show()
 
     async def rename(self, conversation_id: str, title: str) -> None:
         await self.store.rename_conversation(conversation_id, title)

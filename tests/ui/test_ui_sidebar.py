@@ -119,3 +119,48 @@ def test_a_long_conversation_builds_only_its_recent_messages(qtbot, loop) -> Non
     assert window.chat.items()[-1].answer_text() == "answer 99"
     assert window.chat.items()[0].text == "question 40"
     assert window.chat.more_button.isVisible()
+
+
+def test_export_writes_markdown_and_json(qtbot, loop, tmp_path) -> None:
+    import json as _json
+
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"))
+        (conv_id,) = await _seed(window, [("export me", "what is a monad")])
+        await window.sidebar.export(conv_id, tmp_path / "c.md", "md")
+        await window.sidebar.export(conv_id, tmp_path / "c.json", "json")
+        return window
+
+    window = loop.run_until_complete(scenario())
+    markdown = (tmp_path / "c.md").read_text(encoding="utf-8")
+    assert "export me" in markdown and "what is a monad" in markdown
+    data = _json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert "what is a monad" in _json.dumps(data)
+    assert "Exported to" in window.sidebar.status.text()
+
+
+def test_mcp_server_tools_join_the_run_tools(qtbot, loop) -> None:
+    import sys
+    from pathlib import Path
+
+    from desktop_app.core.store.settings import McpServerConfig, Settings
+    from desktop_app.ui.app import start_tools
+
+    server = Path(__file__).resolve().parents[1] / "tools" / "mcp_servers" / "notes_server.py"
+    settings = Settings(mcp_servers=[
+        McpServerConfig(name="notes", command=[sys.executable, str(server)]),
+        McpServerConfig(name="broken", command=["/nonexistent/server"])])
+
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"), settings=settings)
+        await start_tools(window)
+        names = window.ctx.tools().names()
+        banner = window.banner.label.text()
+        await window.ctx.toolbox.aclose()
+        window.ctx.toolbox = None
+        return names, banner
+
+    names, banner = loop.run_until_complete(scenario())
+    assert "calculator" in names
+    assert any("notes" in n for n in names), names
+    assert "broken" in banner and "Settings → MCP servers" in banner
