@@ -6,7 +6,8 @@ Models come from the ModelRegistry without loading any of them; each shows where
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
@@ -37,6 +38,31 @@ def describe(entry: ModelEntry) -> str:
     return "\n".join(lines)
 
 
+class ElidedLabel(QLabel):
+    """A one-line label that ends in "…" instead of being cut off when space runs out."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setMinimumWidth(40)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_full_text(self, text: str) -> None:
+        self._full = text
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt naming)
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight,
+                                                   max(0, self.width())))
+
+
 class ModelPicker(QWidget):
     """A model combo box, the chosen model's abilities, and the mode switch."""
 
@@ -51,10 +77,8 @@ class ModelPicker(QWidget):
         self.combo.setMinimumContentsLength(18)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.currentIndexChanged.connect(self._on_model)
-        self.abilities = QLabel(self)
+        self.abilities = ElidedLabel(self)
         self.abilities.setObjectName("Muted")
-        self.abilities.setMinimumWidth(40)
-        self.abilities.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.mode = QComboBox(self)
         self.mode.addItem("ReAct", "react")
         self.mode.addItem("DAG plan", "dag")
@@ -111,7 +135,7 @@ class ModelPicker(QWidget):
 
     def _show_abilities(self) -> None:
         entry = self.current_entry()
-        self.abilities.setText(abilities_text(entry) if entry else "no model configured")
+        self.abilities.set_full_text(abilities_text(entry) if entry else "no model configured")
         self.abilities.setToolTip(describe(entry) if entry else "Add a model in Settings.")
         self.combo.setToolTip(describe(entry) if entry else "")
 
