@@ -71,7 +71,7 @@ def check_invariants(original: list[ChatMessage], result: CompactionResult, budg
     head = [m for m in original[:1] if m.role == "system"]
     if head:
         assert out[0].role == "system"
-        assert out[0].content == head[0].content or CUT_MARKER in out[0].content
+        assert out[0].content == head[0].content or _is_cut(out[0].content)
     # Tool-call pairing.
     assert tool_groups_ok(out)
     # At most one summary; exactly one when anything was removed.
@@ -95,7 +95,7 @@ def check_invariants(original: list[ChatMessage], result: CompactionResult, budg
         assert message.tool_call_id == source.tool_call_id
         assert [c.id for c in message.tool_calls] == [c.id for c in source.tool_calls]
         if message.content != source.content:
-            assert CUT_MARKER in message.content or message.content.endswith("…")
+            assert _is_cut(message.content)
     # Every pinned message kept; its content verbatim unless pinned + system alone were
     # too big for the budget, in which case it may be cut (never dropped).
     pinned = [m for m in original if m.pinned]
@@ -110,6 +110,11 @@ def check_invariants(original: list[ChatMessage], result: CompactionResult, budg
         first_removed = min(tag_of(m) or 0 for m in removed)
         position = out.index(summaries[0])
         assert all((tag_of(m) or 0) < first_removed for m in out[:position] if m.role != "system")
+
+
+def _is_cut(content: str) -> bool:
+    """A cut is marked: a cut marker in the middle, or an ellipsis after a kept head."""
+    return CUT_MARKER in content or content.endswith("…")
 
 
 def tool_exchange(tag: int, calls: list[tuple[str, str]], results: list[str],

@@ -225,3 +225,17 @@ def test_compact_event_reports_original_and_kept_counts() -> None:
     assert event.kept_messages == len(result.messages) < 22
     assert encode_sse(event) == ("event: compact\ndata: {\"original_messages\":22,"
                                  f"\"kept_messages\":{len(result.messages)}}}\n\n")
+
+
+def test_json_mode_actions_reach_the_summariser_as_sentences() -> None:
+    llm = ScriptedLLM(["summary"])
+    messages = [ChatMessage.system("<0> system"), ChatMessage.user("<1> query", pinned=True)]
+    for i in range(2, 40, 2):
+        action = json.dumps({"type": "tool_call", "tool": "inventory", "args": {"page": i},
+                             "reasoning": "need more pages"})
+        messages += [ChatMessage.assistant(action),
+                     ChatMessage.user(f"Result of inventory:\n page {i} " + "crate " * 200)]
+    run(ContextGuard(llm).check_and_compact(messages, 1500))
+    transcript = llm.requests[0].messages[1].content
+    assert 'called tool inventory with {"page": 2} (reasoning: need more pages)' in transcript
+    assert '"type": "tool_call"' not in transcript

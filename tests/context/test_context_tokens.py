@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 
 from desktop_app.core.context import ContextGuard, TokenCounter, count_tools, estimate_tokens
-from desktop_app.core.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING
+from desktop_app.core.context.tokens import (
+    IMPLICIT_SYSTEM_ALLOWANCE,
+    MESSAGE_OVERHEAD,
+    REPLY_PRIMING,
+    TOOL_RESULT_OVERHEAD,
+)
 from desktop_app.core.llm.testing import ScriptedLLM
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 
@@ -64,9 +69,23 @@ def test_counter_estimates_when_the_tokenizer_fails() -> None:
 
 def test_every_message_pays_the_template_overhead() -> None:
     counter = TokenCounter()
+    system = ChatMessage.system("b" * 40)
     message = ChatMessage.user("a" * 40)
     assert counter.count_message(message) == MESSAGE_OVERHEAD + 10
-    assert counter.count_messages([message, message]) == 2 * (MESSAGE_OVERHEAD + 10) + REPLY_PRIMING
+    assert counter.count_messages([system, message]) == 2 * (MESSAGE_OVERHEAD + 10) + REPLY_PRIMING
+
+
+def test_a_prompt_without_system_message_allows_for_a_default_one() -> None:
+    counter = TokenCounter()
+    message = ChatMessage.user("a" * 40)
+    assert counter.count_messages([message]) == (MESSAGE_OVERHEAD + 10 + REPLY_PRIMING
+                                                 + IMPLICIT_SYSTEM_ALLOWANCE)
+
+
+def test_tool_results_pay_for_their_label() -> None:
+    counter = TokenCounter()
+    result = ChatMessage.tool("a" * 40, tool_call_id="c1", name="calc")
+    assert counter.count_message(result) >= MESSAGE_OVERHEAD + 10 + TOOL_RESULT_OVERHEAD
 
 
 def test_tool_call_names_and_arguments_are_counted() -> None:

@@ -30,7 +30,12 @@ from typing import Any, Literal
 from desktop_app.core.context.compaction import summarise
 from desktop_app.core.context.groups import Group, split_groups, split_head
 from desktop_app.core.context.prompts import hint_prompt, is_summary, summary_message
-from desktop_app.core.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, TokenCounter, count_tools
+from desktop_app.core.context.tokens import (
+    MESSAGE_OVERHEAD,
+    TokenCounter,
+    count_tools,
+    prompt_overhead,
+)
 from desktop_app.core.context.truncation import truncate_message, truncate_text
 from desktop_app.core.errors import ContextOverflowError
 from desktop_app.core.llm.base import LLM, ToolSpec
@@ -162,7 +167,7 @@ class ContextGuard:
                                 method="truncate" if cut else "none")
 
         groups = split_groups(rest, counter)
-        fixed = REPLY_PRIMING + sum(counter.count_message(m) for m in head) + sum(
+        fixed = prompt_overhead(head) + sum(counter.count_message(m) for m in head) + sum(
             g.tokens for g in groups if g.pinned)
         room = target - fixed
         summary_room = min(max(MIN_SUMMARY_TOKENS, int(target * SUMMARY_SHARE)),

@@ -8,6 +8,7 @@ history (``general``) the conversation's facts and open questions; for DAG step 
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from desktop_app.core.llm.types import ChatMessage
@@ -21,7 +22,8 @@ Rules:
 - Do not invent anything that is not in the text.
 - If a previous summary is given, merge it into your new summary: the result must replace
   both, so keep everything from it that still matters.
-- Write plain text (short bullet points are fine), no preamble, no closing remarks.
+- Write plain sentences or short bullet points: no JSON, no code blocks, no preamble, no
+  closing remarks.
 - Stay within {max_words} words."""
 
 HINT_PROMPTS: dict[str, str] = {
@@ -86,6 +88,30 @@ def summary_body(message: ChatMessage) -> str:
     return rest if first.startswith(SUMMARY_TITLE) else message.content
 
 
+def _json_action_text(content: str) -> str | None:
+    """A JSON-mode action (``{"type": "tool_call", ...}``) as a plain sentence, else None.
+
+    Small models shown raw JSON actions tend to answer with another JSON action instead of
+    a summary, so the transcript describes them in words.
+    """
+    text = content.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    try:
+        action = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(action, dict):
+        return None
+    reasoning = f" (reasoning: {action['reasoning']})" if action.get("reasoning") else ""
+    if action.get("type") == "tool_call":
+        args = json.dumps(action.get("args", {}), ensure_ascii=False)
+        return f"called tool {action.get('tool')} with {args}{reasoning}"
+    if action.get("type") == "final_answer":
+        return f"answered: {action.get('answer')}{reasoning}"
+    return None
+
+
 def render_message(message: ChatMessage) -> str:
     """One message as a transcript line for the summariser."""
     if is_summary(message):
@@ -93,7 +119,10 @@ def render_message(message: ChatMessage) -> str:
     if message.role == "tool":
         return f"[tool result {message.name or message.tool_call_id or ''}]\n{message.content}"
     label = "user (pinned)" if message.pinned else message.role
-    text = f"[{label}]\n{message.content}" if message.content else f"[{label}]"
+    content = message.content
+    if message.role == "assistant":
+        content = _json_action_text(content) or content
+    text = f"[{label}]\n{content}" if content else f"[{label}]"
     for call in message.tool_calls:
         text += f"\n→ calls {call.name}({call.arguments})"
     return text
@@ -107,5 +136,5 @@ def compaction_request(*, goal: str, previous_summary: str, transcript: str) -> 
     if previous_summary:
         parts.append(f"Previous summary (merge it in):\n{previous_summary}")
     parts.append(f"Conversation excerpt to summarise:\n{transcript}")
-    parts.append("Write the summary now.")
+    parts.append("Write the summary now, in plain sentences.")
     return "\n\n".join(parts)

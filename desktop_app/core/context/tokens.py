@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from desktop_app.core.llm.base import LLM
@@ -29,6 +29,12 @@ TOOL_CALL_OVERHEAD = 6
 REPLY_PRIMING = 3
 #: Per-tool overhead of the tools payload on top of its JSON text.
 TOOL_SPEC_OVERHEAD = 4
+#: Extra tokens of a tool result: local templates without a tool role wrap it in a label
+#: (measured with the bundled Qwen model: ``[Result of tool 'calculator']`` ≈ 9 tokens).
+TOOL_RESULT_OVERHEAD = 10
+#: Some chat templates insert a default system prompt when a conversation has none (the
+#: bundled Qwen model: "You are Qwen, created by Alibaba Cloud. ..." = 21 tokens measured).
+IMPLICIT_SYSTEM_ALLOWANCE = 24
 
 ASCII_CHARS_PER_TOKEN = 4.0
 OTHER_CHARS_PER_TOKEN = 1.5
@@ -95,16 +101,24 @@ class TokenCounter:
             tokens += (TOOL_CALL_OVERHEAD + self.count_text(call.name)
                        + self.count_text(call.arguments) + self.count_text(call.id))
         if message.role == "tool":
-            tokens += self.count_text(message.tool_call_id or "") + self.count_text(message.name or "")
+            tokens += TOOL_RESULT_OVERHEAD + self.count_text(message.tool_call_id or "") \
+                + self.count_text(message.name or "")
         return tokens
 
-    def count_messages(self, messages: Iterable[ChatMessage]) -> int:
-        """Tokens of a whole prompt: every message plus the reply priming."""
-        return REPLY_PRIMING + sum(self.count_message(m) for m in messages)
+    def count_messages(self, messages: Sequence[ChatMessage]) -> int:
+        """Tokens of a whole prompt: every message plus :func:`prompt_overhead`."""
+        return prompt_overhead(messages) + sum(self.count_message(m) for m in messages)
 
     def count_tools(self, specs: Sequence[dict[str, Any]] | None) -> int:
         """Tokens the tools payload (OpenAI-style function specs) adds to a prompt."""
         return count_tools(specs, self)
+
+
+def prompt_overhead(messages: Sequence[ChatMessage]) -> int:
+    """Tokens a prompt costs beyond its messages: the reply priming, plus an allowance for a
+    default system prompt when the conversation does not start with one."""
+    has_system = bool(messages) and messages[0].role == "system"
+    return REPLY_PRIMING + (0 if has_system else IMPLICIT_SYSTEM_ALLOWANCE)
 
 
 def count_tools(specs: Sequence[dict[str, Any]] | None, counter: TokenCounter | None = None) -> int:

@@ -41,8 +41,8 @@ def truncate_text(text: str, max_tokens: int, counter: TokenCounter) -> str:
     for _ in range(24):
         marker_tokens = counter.count_text(cut_marker(len(text)))
         keep = min(keep, int((max_tokens - marker_tokens) * chars_per_token))
-        if keep <= 0:
-            break
+        if keep < len(cut_marker(len(text))):
+            break  # the marker would outweigh the text it keeps: keep the head only
         head = int(keep * HEAD_SHARE)
         tail = keep - head
         candidate = text[:head] + cut_marker(len(text) - keep) + (text[-tail:] if tail else "")
