@@ -15,9 +15,7 @@ from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QLabel,
     QMainWindow,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -36,38 +34,11 @@ from desktop_app.ui.model_picker import ModelPicker
 from desktop_app.ui.run_controller import ActiveRun, RunController
 from desktop_app.ui.run_render import apply_event
 from desktop_app.ui.sidebar import Sidebar
+from desktop_app.ui.status_banner import StatusBanner
 from desktop_app.ui.ui_state import load_state, save_state
 
 if TYPE_CHECKING:
     from desktop_app.core.agent.events import Event
-
-
-class StatusBanner(QFrame):
-    """Model preparation / loading progress, above the chat."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("StatusBanner")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(16, 4, 16, 4)
-        self.label = QLabel("")
-        self.bar = QProgressBar()
-        self.bar.setMaximumWidth(220)
-        self.bar.setTextVisible(False)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(self.bar)
-        self.hide()
-
-    def set_status(self, text: str) -> None:
-        self.label.setText(text)
-        self.setVisible(bool(text))
-
-    def set_progress(self, done: int, total: int) -> None:
-        if total <= 0:
-            self.bar.setRange(0, 0)  # busy indicator
-        else:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(int(1000 * done / total))
 
 
 class MainWindow(QMainWindow):
