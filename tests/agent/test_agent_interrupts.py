@@ -166,3 +166,18 @@ async def test_interrupt_arriving_after_the_run_stays_for_the_next_turn() -> Non
 
     await drive_run(ReActAgent(llm, registry()), "2+2?", emit=on_event, interrupt_queue=queue)
     assert queue.drain() == ["next question"]
+
+
+@pytest.mark.parametrize("native", [False, True])
+async def test_answer_suppressed_on_the_last_iteration_is_kept_as_draft(native: bool) -> None:
+    queue = InterruptQueue()
+    reply = ChatMessage.assistant("It is 4.") if native else json_final("It is 4.")
+    llm = ScriptedLLM([queue_then(queue, ["and in words?"], reply), "4 — four."],
+                      tool_call=native)
+    outcome = await drive_run(ReActAgent(llm, registry(), max_iterations=1), "2+2?",
+                              emit=Recorder(), interrupt_queue=queue)
+    assert outcome.result is not None
+    assert outcome.result.answer == "It is 4." and outcome.result.stop_reason == "final_answer"
+    synthesis = llm.requests[-1].messages[-1].content
+    assert "and in words?" in synthesis and "Draft answer:\nIt is 4." in synthesis
+    assert outcome.result.messages[-1].pinned  # the interrupt is in the history

@@ -128,10 +128,12 @@ async def run_json(state: RunState) -> None:
             else:
                 last_unparsed = None
             if injected:
-                # A pending final answer is suppressed: the user said more; keep going.
                 await state.inject(injected)
-                reformat_pending = False
-                continue
+                if iteration < state.max_iterations or action.unparsed:
+                    # A pending final answer is suppressed: the user said more; keep going.
+                    reformat_pending = False
+                    continue
+                # No iteration left: keep the answer; synthesis answers the interrupt.
             if action.unparsed and not reformat_pending:
                 state.messages.append(ChatMessage.user(REFORMAT_INSTRUCTION))
                 reformat_pending = True

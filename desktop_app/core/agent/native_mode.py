@@ -53,8 +53,10 @@ async def run_native(state: RunState) -> None:
         if not calls:
             injected = state.drain_interrupts()
             if injected:
-                await state.inject(injected)  # suppress the pending answer, keep going
-                continue
+                await state.inject(injected)
+                if iteration < state.max_iterations:
+                    continue  # suppress the pending answer, keep going
+                # No iteration left: keep the answer; synthesis answers the interrupt.
             state.answer = (reply.content or "").strip() or (reply.reasoning_content or "").strip()
             state.stop_reason = "final_answer"
             await state.emit(AnswerSignal())
