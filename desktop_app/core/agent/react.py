@@ -107,7 +107,8 @@ class ReActAgent:
         """The tool loop for ``query`` after ``history``; returns the trace and brief answer.
 
         Tool failures become observations. LLM errors propagate (with the partial result
-        attached, see ``result.partial_result``) so the caller can report them.
+        attached: ``desktop_app.core.agent.partial_result(exc)``) so the caller can report
+        them; cancellation propagates the same way.
         """
         native = self._native_mode_active
         state = RunState(llm=self._llm, query=query, messages=[], registry=self._tools,
