@@ -2,6 +2,8 @@
 
     python packaging/screenshot.py --out screenshots/            # scripted model (fast)
     python packaging/screenshot.py --out screenshots/ --real     # the bundled local model
+    python packaging/screenshot.py artifacts/screenshot.png      # CI: the main shot there,
+                                                                 # all four next to it
 
 Takes: the empty first launch, a conversation with a tool card + answer + footer, the
 artifact pane showing an HTML artifact, and the settings dialog. All state lives in a
@@ -15,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -151,9 +154,13 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("target", nargs="?", type=Path,
+                        help="a .png path for the main screenshot (others go next to it)")
     parser.add_argument("--out", type=Path, default=Path("screenshots"))
     parser.add_argument("--real", action="store_true", help="use the bundled local model")
     args = parser.parse_args(argv)
+    if args.target is not None and args.target.suffix.lower() == ".png":
+        args.out = args.target.parent
     args.out.mkdir(parents=True, exist_ok=True)
     home = tempfile.mkdtemp(prefix="desktop-app-screens-")
     os.environ["DESKTOP_APP_HOME"] = home  # never touch the user's own state
@@ -166,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         shots = loop.run_until_complete(_take(app, args.out.resolve(), args.real))
     finally:
         loop.close()  # joins qasync's executor threads (else Qt aborts at exit)
+    if args.target is not None and args.target.suffix.lower() == ".png" and shots:
+        # The artifact-pane shot shows the most at once: tool card, answer, footer, preview.
+        main_shot = next((p for p in shots if p.name.startswith("03")), shots[-1])
+        shutil.copyfile(main_shot, args.target)
+        shots.append(args.target.resolve())
     blank = [str(p) for p in shots if _is_blank(p)]
     print(json.dumps({"screenshots": [str(p) for p in shots], "blank": blank}, indent=2))
     return 1 if blank or not shots else 0
