@@ -1,8 +1,8 @@
 """A regression guard for the engine's own cost per iteration (see benchmarks/engine_overhead.py).
 
-The target is 1 ms; this test allows 5 ms of CPU time so a loaded CI machine does not make it
-flaky, while still catching the kind of regression it exists for (re-checking a JSON schema
-on every tool call cost ~10 ms per iteration).
+The target is 1 ms per iteration. The test bounds process CPU time (not wall time), which a
+loaded CI machine barely inflates: measured 0.2-0.4 ms here, while the regression this guards
+against (re-checking a tool's JSON schema on every call) cost 1.5 ms CPU per iteration.
 """
 
 from __future__ import annotations
@@ -31,4 +31,4 @@ async def test_engine_overhead_per_iteration_stays_small(native: bool) -> None:
     bench = load_benchmark()
     await bench.one_run(native)  # warm-up
     cpu = [(await bench.one_run(native))[1] for _ in range(3)]
-    assert statistics.median(cpu) < 0.005, f"{statistics.median(cpu) * 1000:.2f} ms/iteration"
+    assert statistics.median(cpu) < 0.001, f"{statistics.median(cpu) * 1000:.2f} ms/iteration"
