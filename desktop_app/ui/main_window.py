@@ -216,6 +216,8 @@ class MainWindow(QMainWindow):
         if self.controller.active is not None:
             self.interrupt(text)
             return
+        # Check the model before anything changes on screen: the error says what to do.
+        self.ctx.registry.resolve(self.picker.current_model())
         if self._editing is not None:
             editing, self._editing = self._editing, None
             await self._truncate_from(editing)

@@ -151,3 +151,18 @@ def test_model_picker_lists_local_and_hosted_models_with_their_abilities(qtbot) 
     assert "context window: 32,768 tokens" in picker.combo.toolTip()
     picker.select("removed-model")  # a conversation's model deleted in Settings
     assert picker.current_model() == "qwen2.5-coder-0.5b"
+
+
+def test_sending_without_any_model_says_what_to_do(qtbot, loop) -> None:
+    async def scenario():
+        window = await make_window(qtbot)  # an empty registry: nothing configured
+        window.composer.set_text("hello?")
+        window.composer.submit()
+        await wait_for(lambda: window.chat.items())
+        return window
+
+    window = loop.run_until_complete(scenario())
+    (turn,) = window.chat.items()
+    assert "No model is configured" in turn.errors[0].message
+    assert "Settings" in turn.errors[0].message
+    assert not window.composer.running and window.conversation_id is None
