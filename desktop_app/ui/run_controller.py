@@ -92,7 +92,7 @@ class RunController(QObject):
     async def ensure_llm(self, name: str) -> LLM:
         """The model ``name``, assembled and loaded off the Qt thread, with progress signals."""
         task = self._loading.get(name)
-        if task is None or (task.done() and task.exception() is not None):
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
             task = asyncio.ensure_future(self._load(name))
             self._loading[name] = task
         return await asyncio.shield(task)
