@@ -48,6 +48,8 @@ def register(subparsers: Any) -> None:
                         help="stop the tool loop after N iterations (default 50)")
     parser.add_argument("--json-mode", action="store_true",
                         help="use JSON mode even if the model supports native tool calls")
+    parser.add_argument("--temperature", type=float, default=None, metavar="T",
+                        help="sampling temperature for every call (default: the model's)")
     parser.add_argument("--yes", "-y", action="store_true",
                         help="run tools that change things without asking for confirmation")
     parser.add_argument("--dag", action="store_true",
@@ -132,6 +134,8 @@ def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace) -> ReAct
     options: dict[str, Any] = {}
     if args.max_iterations:
         options["max_iterations"] = args.max_iterations
+    if args.temperature is not None:
+        options["temperature"] = args.temperature
     return ReActAgent(llm, ToolRegistry(default_tools(settings)),
                       use_native_tools=not args.json_mode,
                       context_guard=ContextGuard(llm),

@@ -60,8 +60,9 @@ def test_ask_picks_the_model_by_name(monkeypatch: pytest.MonkeyPatch,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     other = ScriptedLLM([json_final("from other"), "from other"], model_id="other-model")
     use_models(monkeypatch, local=script(), other=other)
-    assert main(["ask", "--model", "other", "hi"]) == 0
+    assert main(["ask", "--model", "other", "--temperature", "0", "hi"]) == 0
     assert capsys.readouterr().out == "from other\n" and len(other.requests) == 2
+    assert [r.temperature for r in other.requests] == [0.0, 0.0]
 
 
 def test_ask_unknown_model_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
