@@ -166,3 +166,26 @@ def test_sending_without_any_model_says_what_to_do(qtbot, loop) -> None:
     assert "No model is configured" in turn.errors[0].message
     assert "Settings" in turn.errors[0].message
     assert not window.composer.running and window.conversation_id is None
+
+
+def test_a_missing_local_model_file_is_reported_in_the_turn(qtbot, loop, tmp_path) -> None:
+    from desktop_app.core.llm.factory import build_registry
+    from desktop_app.core.store.settings import BundledModelConfig, LocalModelConfig, Settings
+
+    settings = Settings(bundled=BundledModelConfig(enabled=False), local_models=[
+        LocalModelConfig(name="mine", path=str(tmp_path / "gone.gguf"))])
+
+    async def scenario():
+        window = await make_window(qtbot, settings=settings)
+        window.ctx.registry = build_registry(settings)
+        window.picker.set_registry(window.ctx.registry)
+        await window.send("hi")
+        await window.controller.wait_idle()
+        return window
+
+    window = loop.run_until_complete(scenario())
+    turn = window.chat.items()[-1]
+    message = turn.errors[0].message
+    assert "gone.gguf" in message and "Settings" in message
+    assert turn.footer.isVisible() and not window.banner.isVisible()
+    assert not window.composer.running
