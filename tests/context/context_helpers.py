@@ -13,7 +13,7 @@ from desktop_app.core.context import CUT_MARKER, TokenCounter, is_summary
 from desktop_app.core.context.guard import CompactionResult
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 
-ASCII_WORDS = "alpha beta gamma delta 4711 kg Berlin 3.14159 result value".split()
+ASCII_WORDS = ["alpha", "beta", "gamma", "delta", "4711", "kg", "Berlin", "3.14159", "result", "value"]
 CJK_TEXT = "東京都の人口は約千四百万人です。大阪は商業の中心地として知られています。"
 _TAG = re.compile(r"^<(\d+)>")
 

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from context_helpers import tool_groups_ok
+
 from desktop_app.core.agent import ReActAgent
 from desktop_app.core.agent.events import Compact, Done, ErrorEvent, Event
 from desktop_app.core.agent.runner import drive_run
@@ -32,7 +33,10 @@ def big_tool(chars: int = 20_000) -> Tool:
                          "required": ["page"]}, run)
 
 
-def fixed(message: ChatMessage | str, usage: Usage = Usage.of(10, 1)) -> LLMResult:
+LOOP_USAGE = Usage.of(10, 1)
+
+
+def fixed(message: ChatMessage | str, usage: Usage = LOOP_USAGE) -> LLMResult:
     """A scripted reply with known usage, so the run's total can be checked exactly."""
     if isinstance(message, str):
         message = ChatMessage.assistant(message)

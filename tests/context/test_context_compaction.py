@@ -7,8 +7,8 @@ import asyncio
 import json
 
 import pytest
-
 from context_helpers import check_invariants, tool_exchange
+
 from desktop_app.core.agent.events import Compact, encode_sse
 from desktop_app.core.context import (
     CUT_MARKER,

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 
+from context_helpers import check_invariants, make_text, tag_of, tool_exchange
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from context_helpers import check_invariants, make_text, tag_of, tool_exchange
 from desktop_app.core.context import ContextGuard, TokenCounter, is_summary
 from desktop_app.core.context.guard import FORCE_SHRINK
 from desktop_app.core.context.tokens import MESSAGE_OVERHEAD

@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from context_helpers import tool_groups_ok
+
 from desktop_app.core.agent import ReActAgent
 from desktop_app.core.agent.events import Compact, Event
 from desktop_app.core.agent.runner import drive_run
-from desktop_app.core.context import ContextGuard, TokenCounter
-from desktop_app.core.context import is_summary
+from desktop_app.core.context import ContextGuard, TokenCounter, is_summary
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.testing import json_action
 from desktop_app.core.llm.types import ChatMessage, LLMResult, ToolCall

@@ -124,7 +124,7 @@ class ContextGuard:
         self.max_rounds = max_rounds
 
     @_BudgetFor
-    def budget_for(self_or_none: ContextGuard | None, llm: LLM,  # noqa: N805
+    def budget_for(self_or_none: ContextGuard | None, llm: LLM,
                    output_reserve: int | None = None, *,
                    tools: Sequence[ToolSpec] | None = None) -> int:
         """Prompt budget for ``llm``: context size minus output reserve (and ``tools``' payload),
