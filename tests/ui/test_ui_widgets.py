@@ -189,3 +189,43 @@ def test_a_missing_local_model_file_is_reported_in_the_turn(qtbot, loop, tmp_pat
     assert "gone.gguf" in message and "Settings" in message
     assert turn.footer.isVisible() and not window.banner.isVisible()
     assert not window.composer.running
+
+
+def test_first_launch_assembly_shows_progress_in_the_banner(qtbot, loop, monkeypatch,
+                                                             tmp_path) -> None:
+    """The assembly itself is core's (tested there); here: its progress reaches the window
+    from the worker thread and the window stays usable meanwhile."""
+    from desktop_app.core.llm import bundled
+    from desktop_app.core.llm.factory import build_registry
+    from desktop_app.core.store.settings import Settings
+    from desktop_app.ui.app import prepare_default_model
+
+    seen_threads: list[str] = []
+
+    def fake_assembly(progress=None, **_kwargs):
+        import threading
+
+        seen_threads.append(threading.current_thread().name)
+        for done in range(0, 11):
+            time.sleep(0.03)
+            progress(done * 10, 100)
+        return tmp_path / "model.gguf"
+
+    monkeypatch.setattr(bundled, "is_bundled_model_ready", lambda *a, **k: False)
+    monkeypatch.setattr(bundled, "ensure_bundled_model", fake_assembly)
+    values: list[int] = []
+
+    async def scenario():
+        window = await make_window(qtbot)
+        window.ctx.registry = build_registry(Settings())
+        window.controller.model_progress.connect(lambda done, total: values.append(done))
+        prepare_default_model(window)
+        await wait_for(lambda: window.banner.isVisible())
+        text = window.banner.label.text()
+        await wait_for(lambda: not window.banner.isVisible(), timeout=10)
+        return text
+
+    text = loop.run_until_complete(scenario())
+    assert text == "Preparing the built-in model (first launch only)…"
+    assert values[-1] == 100 and len(values) == 11
+    assert seen_threads and seen_threads[0] != "MainThread"
