@@ -112,3 +112,24 @@ def test_a_second_overflow_is_a_clear_error_event_not_a_crash() -> None:
     assert "even after compacting" in error.message
     assert isinstance(events.events[-1], Done) and events.events[-1].error == error.message
     assert outcome.error == error.message
+
+
+def test_a_long_loaded_history_is_compacted_before_the_first_call() -> None:
+    history: list[ChatMessage] = []
+    for turn in range(30):
+        history += [ChatMessage.user(f"Question {turn}: how many crates are in W{turn}?"),
+                    ChatMessage.assistant(f"W{turn} holds {1000 + turn} crates. " + "Details. " * 150)]
+    llm = ScriptedLLM([json_final("W29 holds 1029 crates.")], context_size=4096)
+    summariser = ScriptedLLM(["Earlier: W0..W28 hold 1000..1028 crates."])
+    events = Events()
+    agent = ReActAgent(llm, [big_tool()], context_guard=ContextGuard(summariser))
+    result = asyncio.run(agent.run("And W29?", history=history, on_event=events))
+
+    assert result.answer == "W29 holds 1029 crates."
+    (request,) = llm.requests
+    budget = ContextGuard.budget_for(llm)
+    assert COUNTER.count_messages(request.messages) <= budget
+    assert request.messages[-1].content == "And W29?" and request.messages[-1].pinned
+    (compact,) = events.of(Compact)
+    assert compact.original_messages == len(history) + 2  # + system prompt and the new query
+    assert compact.kept_messages == len(request.messages)

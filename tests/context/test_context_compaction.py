@@ -110,6 +110,11 @@ def test_a_later_round_merges_the_previous_summary_into_one() -> None:
     summaries = [m for m in second.messages if is_summary(m)]
     assert len(summaries) == 1
     assert "SECOND" in summaries[0].content and "FIRST" not in summaries[0].content
+    # The title counts every original message condensed so far, across both rounds.
+    first_count = len(agent_run(10)) - len(first.messages) + 1
+    second_count = len(grown) - len(second.messages) + 1 - 1 + first_count
+    assert f"— {first_count} messages condensed" in first.messages[2].content
+    assert f"— {second_count} messages condensed" in summaries[0].content
     check_invariants(grown, second, 1500, COUNTER)
 
 

@@ -29,7 +29,12 @@ from typing import Any, Literal
 
 from desktop_app.core.context.compaction import summarise
 from desktop_app.core.context.groups import Group, split_groups, split_head
-from desktop_app.core.context.prompts import hint_prompt, is_summary, summary_message
+from desktop_app.core.context.prompts import (
+    condensed_count,
+    hint_prompt,
+    is_summary,
+    summary_message,
+)
 from desktop_app.core.context.tokens import (
     MESSAGE_OVERHEAD,
     TokenCounter,
@@ -181,13 +186,13 @@ class ContextGuard:
         removed = [m for i in middle for m in groups[i].messages]
         kept_tail = sum(g.tokens for i, g in enumerate(groups) if i not in middle and not g.pinned)
         # The summary may use whatever the kept messages leave, up to its cap.
-        header = counter.count_text(summary_message("", len(removed)).content) + 2
+        header = counter.count_text(summary_message("", condensed_count(removed)).content) + 2
         body_room = min(self.max_summary_tokens, room - kept_tail) - MESSAGE_OVERHEAD - header
         body_room = max(8, body_room)
         pinned = [m for g in groups if g.pinned for m in g.messages]
         outcome = await summarise(removed, llm=self.llm, hint=hint, max_tokens=body_room,
                                   counter=counter, pinned=pinned, max_rounds=self.max_rounds)
-        summary = summary_message(outcome.body, len(removed))
+        summary = summary_message(outcome.body, condensed_count(removed))
 
         out = list(head)
         placed = False

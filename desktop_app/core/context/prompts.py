@@ -9,6 +9,7 @@ history (``general``) the conversation's facts and open questions; for DAG step 
 from __future__ import annotations
 
 import json
+import re
 from typing import Literal
 
 from desktop_app.core.llm.types import ChatMessage
@@ -58,6 +59,7 @@ Drop intermediate reasoning and tool chatter.
 #: ``name`` on non-tool messages, so it is a safe, invisible marker.
 SUMMARY_NAME = "context_summary"
 SUMMARY_TITLE = "[Summary of earlier conversation"
+_COUNT = re.compile(r"— (\d+) messages condensed")
 
 
 def hint_prompt(hint: str, max_words: int) -> str:
@@ -80,6 +82,16 @@ def summary_message(body: str, compacted_messages: int) -> ChatMessage:
 def is_summary(message: ChatMessage) -> bool:
     """Whether ``message`` is a compaction summary made by the ContextGuard."""
     return message.name == SUMMARY_NAME and message.role != "tool"
+
+
+def condensed_count(messages: list[ChatMessage]) -> int:
+    """How many original messages ``messages`` stand for: an earlier summary counts the
+    messages it condensed, so the number in the title grows across rounds."""
+    total = 0
+    for message in messages:
+        match = _COUNT.search(message.content.partition("\n")[0]) if is_summary(message) else None
+        total += int(match.group(1)) if match else 1
+    return total
 
 
 def summary_body(message: ChatMessage) -> str:
