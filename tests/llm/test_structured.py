@@ -199,3 +199,23 @@ async def test_latex_in_values_survives_the_whole_chain() -> None:
 async def test_bad_schema_type_is_rejected() -> None:
     with pytest.raises(TypeError):
         await structured_llm_call(ScriptedLLM(), MESSAGES, 42, function_name="x")  # type: ignore[arg-type]
+
+
+@pytest.mark.real_model
+async def test_level1_against_the_real_loopback_server(openai_server: Any) -> None:
+    """Forced tool_choice on a real OpenAI-compatible server returns real tool_calls."""
+    from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
+
+    llm = OpenAICompatibleLLM(base_url=openai_server.base_url, model=openai_server.model,
+                              context_size=4096)
+    try:
+        messages = [ChatMessage.system("You pick tools for a request. Tools: calculator "
+                                       "(arithmetic), current_time (date and time)."),
+                    ChatMessage.user("What is 1234*5678?")]
+        result = await structured_llm_call(llm, messages, Pick, function_name="select_tools",
+                                           temperature=0.0, max_tokens=60)
+        assert result.level_used == 1 and result.llm_calls == 1
+        assert isinstance(result.value, Pick) and result.raw == result.value.model_dump()
+        assert result.usage.total_tokens > 0
+    finally:
+        await llm.aclose()
