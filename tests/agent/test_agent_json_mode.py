@@ -216,3 +216,19 @@ async def test_echo_tool_roundtrip_in_json_mode() -> None:
     llm = ScriptedLLM([json_action("echo", {"text": "hé"}), json_final("hé")])
     result = await ReActAgent(llm, registry(echo_tool(), builtin=False)).run("echo")
     assert result.steps[0].observation == "echo: hé"
+
+
+async def test_hanging_tool_is_stopped_by_the_tool_timeout() -> None:
+    import asyncio
+
+    from desktop_app.core.tools.base import FunctionTool
+
+    async def hang() -> str:
+        await asyncio.sleep(30)
+        return "never"
+
+    slow = FunctionTool("hang", "Never returns", {"type": "object", "properties": {}}, hang)
+    llm = ScriptedLLM([json_action("hang", {}), json_final("gave up")])
+    result = await ReActAgent(llm, registry(slow), tool_timeout=0.05).run("q")
+    assert "did not finish within 0.05 s" in (result.steps[0].error or "")
+    assert result.answer == "gave up"

@@ -45,7 +45,8 @@ class ReActAgent:
 
     ``confirm(tool_name, args) -> bool`` is awaited before any tool with ``read_only = False``
     runs; a denial becomes an error observation. ``context_guard`` keeps every loop call
-    inside the model's context window.
+    inside the model's context window. ``tool_timeout`` (seconds) stops a tool that hangs;
+    the model sees that as an error observation.
     """
 
     def __init__(
@@ -64,6 +65,7 @@ class ReActAgent:
         tool_selection: bool = True,
         selection_threshold: int = TOOL_SELECTION_THRESHOLD,
         max_observation_chars: int = 16_000,
+        tool_timeout: float | None = None,
         synthesis_system_prompt: str = SYNTHESIS_SYSTEM_PROMPT,
     ) -> None:
         if max_iterations < 1:
@@ -81,6 +83,7 @@ class ReActAgent:
         self.tool_selection = tool_selection
         self.selection_threshold = selection_threshold
         self.max_observation_chars = max_observation_chars
+        self.tool_timeout = tool_timeout
         self.synthesis_system_prompt = synthesis_system_prompt
 
     @property
@@ -119,7 +122,8 @@ class ReActAgent:
         try:
             await self._select(state)
             state.executor = ToolExecutor(state.registry, state.emit, confirm=self.confirm,
-                                          max_observation_chars=self.max_observation_chars)
+                                          max_observation_chars=self.max_observation_chars,
+                                          timeout=self.tool_timeout)
             state.messages = self._initial_messages(query, history, state.registry, native)
             if native:
                 await self._run_native(state)

@@ -63,8 +63,9 @@ class ToolExecutor:
     """Runs tool calls for one run; emits ``IterationStart``/``IterationDone`` around each."""
 
     def __init__(self, registry: ToolRegistry, emit: Emit, *, confirm: Confirmer | None = None,
-                 max_observation_chars: int = 16_000) -> None:
+                 max_observation_chars: int = 16_000, timeout: float | None = None) -> None:
         self.registry = registry
+        self.timeout = timeout
         self._emit = emit
         self._confirm = confirm
         self._max_chars = max_observation_chars
@@ -120,7 +121,10 @@ class ToolExecutor:
             if declined is not None:
                 return ToolResult.failure(declined)
         try:
-            result: Any = await tool.run(args)
+            result: Any = await asyncio.wait_for(tool.run(args), self.timeout)
+        except TimeoutError:
+            return ToolResult.failure(f"Tool '{name}' did not finish within {self.timeout:g} s "
+                                      "and was stopped.")
         except asyncio.CancelledError:
             raise
         except DesktopAppError as exc:
