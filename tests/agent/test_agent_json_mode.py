@@ -193,6 +193,8 @@ async def test_history_with_native_tool_messages_is_rewritten_for_json_mode() ->
     assert [m.role for m in sent] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert not any(m.tool_calls or m.role == "tool" for m in sent)
     assert '"tool": "calculator"' in sent[2].content and "1+1 = 2" in sent[3].content
+    # The earlier prose answer is shown as the JSON the model is expected to write.
+    assert json.loads(sent[4].content) == {"type": "final_answer", "answer": "It is 2."}
 
 
 async def test_old_system_prompt_in_history_is_replaced() -> None:

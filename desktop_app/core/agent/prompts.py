@@ -138,8 +138,13 @@ def native_observation(observation: str, error: str | None) -> str:
 
 
 def history_for_json(history: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """Earlier turns rewritten without native tool messages (a JSON-mode model gets no
-    ``tools`` parameter, and many chat templates reject ``tool`` messages without it)."""
+    """Earlier turns rewritten for JSON mode.
+
+    Native tool messages become plain messages (a JSON-mode model gets no ``tools``
+    parameter, and many chat templates reject ``tool`` messages without it), and earlier
+    plain-text answers become ``final_answer`` objects: small models imitate the turns they
+    see, so prose answers in the history lead to prose (unparseable) replies.
+    """
     out: list[ChatMessage] = []
     for message in history:
         if message.role == "tool":
@@ -150,6 +155,10 @@ def history_for_json(history: Sequence[ChatMessage]) -> list[ChatMessage]:
                      for c in message.tool_calls]
             text = "\n".join(json.dumps(c, ensure_ascii=False) for c in calls)
             out.append(ChatMessage.assistant(f"{message.content}\n{text}".strip()))
+        elif message.role == "assistant" and not message.content.lstrip().startswith("{"):
+            answer = {"type": "final_answer", "answer": message.content}
+            out.append(message.model_copy(update={
+                "content": json.dumps(answer, ensure_ascii=False)}))
         else:
             out.append(message)
     return out
