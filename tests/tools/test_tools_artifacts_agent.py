@@ -4,7 +4,6 @@ with the conversation (and the step that made them)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -71,17 +70,18 @@ async def test_json_mode_chart_and_markdown_table_are_summarised() -> None:
 
 
 async def test_artifacts_are_stored_with_the_conversation_and_step(tmp_path: Path) -> None:
-    from desktop_app.ui.run_recorder import RunRecorder  # the app's persistence path (no Qt)
+    from desktop_app.core.store.run_recorder import RunRecorder  # the app's persistence path
 
     llm = ScriptedLLM([tool_call_reply(("make_report", REPORT_ARGS)), "Report is ready.",
                        "Here is your report."], tool_call=True)
     agent = ReActAgent(llm, ToolRegistry(report_tools()))
     async with await AsyncStore.open(tmp_path / "chat.db") as store:
         conversation = await store.create_conversation("reports")
-        message = await store.add_message(conversation.id, "assistant", "", status="streaming")
-        recorder = RunRecorder(store, conversation.id, message.id, time.perf_counter())
-        outcome = await drive_run(agent, "make a report", emit=recorder.record)
-        await recorder.flush()
+        recorder = RunRecorder(store, conversation.id)
+        await recorder.begin("make a report")
+        outcome = await drive_run(agent, "make a report", emit=recorder)
+        message = recorder.answer
+        assert message is not None
         [stored] = await store.list_artifacts(conversation.id)
         [step] = await store.list_tool_steps(message.id)
     assert outcome.error is None
