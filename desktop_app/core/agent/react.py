@@ -40,6 +40,12 @@ from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.tools.base import Tool, ToolRegistry
 
 
+#: Cap on one tool-loop reply. A loop reply is a JSON action or a tool call; without a cap a
+#: small local model stuck repeating itself generates until its context is full (minutes).
+#: 2,048 still leaves room for a tool argument such as a whole file to write.
+DEFAULT_LOOP_MAX_TOKENS = 2048
+
+
 class ReActAgent:
     """A tool-using agent bound to one LLM.
 
@@ -60,7 +66,7 @@ class ReActAgent:
         context_guard: ContextGuardLike | None = None,
         confirm: Confirmer | None = None,
         temperature: float | None = None,
-        max_tokens: int | None = None,
+        max_tokens: int | None = DEFAULT_LOOP_MAX_TOKENS,
         synthesis_max_tokens: int | None = None,
         tool_selection: bool = True,
         selection_threshold: int = TOOL_SELECTION_THRESHOLD,
