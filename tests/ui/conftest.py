@@ -1,15 +1,33 @@
-"""Fixtures for the Qt tests: WebEngine imported before the QApplication, a qasync loop."""
+"""Fixtures for the Qt tests: WebEngine imported before the QApplication, a qasync loop,
+and deterministic clean-up of every window a test made."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 
 # Must happen before pytest-qt creates the QApplication (QtWebEngine requirement).
 import PySide6.QtWebEngineWidgets  # noqa: F401,E402
 import pytest
+from PySide6.QtCore import QCoreApplication, QEvent  # noqa: E402
 
 from desktop_app.ui.event_loop import make_event_loop  # noqa: E402
+
+
+def _flush_deletions() -> None:
+    """Delete dead widgets now, between tests, instead of whenever Python's cycle collector
+    runs: a collection inside a later test's Qt event dispatch can delete a widget tree
+    that Qt is still using (a segfault)."""
+    gc.collect()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _qt_cleanup(qapp) -> Iterator[None]:
+    yield
+    _flush_deletions()
 
 
 @pytest.fixture
@@ -19,6 +37,8 @@ def loop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
     ``make_event_loop`` (not a bare ``qasync.QEventLoop``): stopping a bare one quits the
     application, which shuts QtWebEngine down and crashes the next test with a web view.
     """
+    from ui_helpers import close_windows
+
     event_loop = make_event_loop(qapp)
     asyncio.set_event_loop(event_loop)
     try:
@@ -30,6 +50,7 @@ def loop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
             task.cancel()
         if pending:
             event_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        event_loop.run_until_complete(close_windows())
+        _flush_deletions()
         event_loop.close()
         asyncio.set_event_loop(None)
-

@@ -20,6 +20,23 @@ async def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02) -> 
         await asyncio.sleep(interval)
 
 
+#: Windows made by make_window in the current test; ``close_windows`` ends them.
+WINDOWS: list[Any] = []
+
+
+async def close_windows() -> None:
+    """Close every window this test made: stop runs, close stores, delete the widgets."""
+    while WINDOWS:
+        window = WINDOWS.pop()
+        try:
+            window.close()
+            await window.controller.wait_idle()
+            await window.ctx.aclose()
+        except RuntimeError:  # already deleted by the test itself
+            continue
+        window.deleteLater()
+
+
 async def make_window(qtbot: Any, *llms: Any, settings: Settings | None = None,
                       tools_factory: Any = None) -> Any:
     """A real MainWindow over a real store (in the test's app home) and the given models."""
@@ -34,7 +51,7 @@ async def make_window(qtbot: Any, *llms: Any, settings: Settings | None = None,
     if tools_factory is not None:
         ctx.tools_factory = tools_factory
     window = MainWindow(ctx)
-    qtbot.addWidget(window)
+    WINDOWS.append(window)  # closed by the loop fixture (not qtbot: see close_windows)
     window.show()
     await window.start()
     return window
