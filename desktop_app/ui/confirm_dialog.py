@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop_app.ui.tool_card import _text_box, format_args
@@ -26,6 +27,7 @@ class ConfirmDialog(QDialog):
     def __init__(self, event: Confirm, answer: AnswerFn, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Allow this action?")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.confirm = event
         self._answer = answer
         self._answered = False

@@ -324,6 +324,11 @@ class MainWindow(QMainWindow):
             self.show_error(text)
 
     def _on_run_finished(self, conversation_id: str, _done: object) -> None:
+        from desktop_app.ui.confirm_dialog import ConfirmDialog
+
+        for dialog in self.findChildren(ConfirmDialog):  # the question is moot now
+            if dialog.isVisible():
+                dialog.reject()
         if conversation_id == self.conversation_id:
             self.composer.set_running(False)
             self.live_turn = None

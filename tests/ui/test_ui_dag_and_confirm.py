@@ -109,3 +109,4 @@ def test_stop_while_a_confirmation_is_open_denies_it(qtbot, loop) -> None:
     window = loop.run_until_complete(scenario())
     assert calls == []
     assert "stopped" in window.chat.items()[-1].footer.text()
+    assert not any(d.isVisible() for d in window.findChildren(ConfirmDialog))
