@@ -16,6 +16,7 @@ iteration and the streamed synthesis.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from pathlib import Path
@@ -27,7 +28,7 @@ from context_helpers import tool_groups_ok
 from desktop_app.core.agent import ReActAgent
 from desktop_app.core.agent.events import Compact, Event
 from desktop_app.core.agent.runner import drive_run
-from desktop_app.core.context import ContextGuard, TokenCounter, is_summary
+from desktop_app.core.context import ContextGuard, TokenCounter, estimate_tokens, is_summary
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.testing import json_action
 from desktop_app.core.llm.types import ChatMessage, LLMResult, ToolCall
@@ -37,6 +38,23 @@ log = logging.getLogger(__name__)
 pytestmark = pytest.mark.real_model
 
 QUERY = "Which notes do I have? Look them up with notes_find."
+
+
+def test_estimates_stay_close_to_the_real_tokenizer(bundled_llm: Any) -> None:
+    samples = {
+        "prose": "The quick brown fox jumps over the lazy dog while the cat sleeps. " * 40,
+        "json": json.dumps([{"id": i, "name": f"file_{i}.txt", "size": 1024 * i,
+                             "modified": "2026-12-02T10:00:00Z"} for i in range(60)]),
+        "code": Path(__file__).read_text(encoding="utf-8")[:5000],
+        "cjk": "東京都の人口は約千四百万人です。大阪は商業の中心地として知られています。" * 40,
+        "numbers": " ".join(str(1000 + i * 37) for i in range(500)),
+    }
+    ratios = {name: estimate_tokens(text) / bundled_llm.count_tokens(text)
+              for name, text in samples.items()}
+    log.warning("estimate / exact token ratios: %s",
+                {k: round(v, 2) for k, v in ratios.items()})
+    # Undercounting is what overflows a window; a little overcounting only wastes room.
+    assert all(0.8 <= ratio <= 1.4 for ratio in ratios.values()), ratios
 
 
 def test_exact_count_covers_the_real_prompt(bundled_llm: Any) -> None:

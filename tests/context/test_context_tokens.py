@@ -45,6 +45,13 @@ def test_cjk_is_estimated_at_one_and_a_half_characters_per_token() -> None:
     assert estimate_tokens("a" * 40 + "京" * 30) == 30
 
 
+def test_digits_and_punctuation_are_counted_denser_than_letters() -> None:
+    # Llama/Qwen tokenizers give every digit its own token; JSON punctuation is dense too.
+    assert estimate_tokens("1234567890" * 10) == 100
+    assert estimate_tokens('{"":[],}' * 10) == 40
+    assert estimate_tokens('{"size": 4711}') > estimate_tokens("abcdefghijklmn")
+
+
 def test_exact_counts_come_from_the_models_tokenizer() -> None:
     llm = WordCountLLM()
     counter = TokenCounter(llm)

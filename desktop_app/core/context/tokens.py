@@ -3,7 +3,7 @@
 Exact counts come from the model's own tokenizer when the LLM has one
 (``LLM.count_tokens`` returns an int, as the llama.cpp adapter does); otherwise an estimate:
 ASCII text at about 4 characters a token, other scripts (CJK, Cyrillic, emoji, ...) at about
-1.5. Every message adds a fixed overhead for the chat template's role markers, and tool calls
+1.5, digits and punctuation counted denser (see :func:`estimate_tokens`). Every message adds a fixed overhead for the chat template's role markers, and tool calls
 count their name and arguments, because providers send those to the model too.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import string
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +39,9 @@ IMPLICIT_SYSTEM_ALLOWANCE = 24
 
 ASCII_CHARS_PER_TOKEN = 4.0
 OTHER_CHARS_PER_TOKEN = 1.5
+PUNCTUATION_CHARS_PER_TOKEN = 2.0
+_DIGITS = string.digits
+_PUNCTUATION = string.punctuation
 
 # Bounded memo of exact counts: the guard recounts the same long messages every iteration,
 # and tokenizing a 20,000-character tool result each time would be wasted work.
@@ -45,12 +49,23 @@ _CACHE_LIMIT = 4096
 
 
 def estimate_tokens(text: str) -> int:
-    """Estimated tokens of ``text``: ASCII ≈ 4 chars/token, other scripts ≈ 1.5 chars/token."""
+    """Estimated tokens of ``text``.
+
+    ASCII letters and spaces ≈ 4 chars/token, other scripts (CJK, Cyrillic, emoji, ...)
+    ≈ 1.5 chars/token. Two refinements measured against the bundled model's tokenizer keep
+    number-heavy tool output from being undercounted 2-4x: every ASCII digit is one token
+    (Llama/Qwen tokenizers split numbers into digits) and ASCII punctuation ≈ 2 chars/token
+    (JSON braces, quotes, colons).
+    """
     if not text:
         return 0
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    ascii_chars = len(text.encode("ascii", "ignore"))  # C-speed count of ASCII characters
     other_chars = len(text) - ascii_chars
-    return max(1, math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN
+    digits = sum(text.count(d) for d in _DIGITS)
+    punctuation = sum(text.count(p) for p in _PUNCTUATION)
+    letters = ascii_chars - digits - punctuation
+    return max(1, math.ceil(letters / ASCII_CHARS_PER_TOKEN + digits
+                            + punctuation / PUNCTUATION_CHARS_PER_TOKEN
                             + other_chars / OTHER_CHARS_PER_TOKEN))
 
 
