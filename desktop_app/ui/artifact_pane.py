@@ -81,6 +81,7 @@ class ArtifactPane(QFrame):
     """A list of artifacts and a sandboxed preview of the selected one."""
 
     closed = Signal()
+    count_changed = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -123,6 +124,7 @@ class ArtifactPane(QFrame):
     def clear(self) -> None:
         self.artifacts.clear()
         self.list.clear()
+        self.count_changed.emit(0)
         self.save_button.setEnabled(False)
         if self.page is not None:
             self.page.show_document(with_csp(""))
@@ -132,6 +134,7 @@ class ArtifactPane(QFrame):
         self.artifacts.append(ShownArtifact(name, mime_type, content))
         item = QListWidgetItem(f"{name}  ·  {mime_type.split('/')[-1]}")
         self.list.addItem(item)
+        self.count_changed.emit(len(self.artifacts))
         if show:
             self.list.setCurrentRow(self.list.count() - 1)
 

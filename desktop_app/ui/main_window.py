@@ -113,6 +113,11 @@ class MainWindow(QMainWindow):
         hints.colorSchemeChanged.connect(self._system_theme_changed)
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         self.stop_shortcut.activated.connect(self._escape)
+        for keys, slot in ((QKeySequence.StandardKey.New, self.new_conversation),
+                           (QKeySequence.StandardKey.Find, self.sidebar.search.setFocus),
+                           (QKeySequence("Ctrl+,"), self.open_settings)):
+            QShortcut(QKeySequence(keys), self).activated.connect(slot)
+        self.artifact_pane.count_changed.connect(self._artifact_count)
         self._show_model_in_empty_state()
         state = load_state()
         geometry = state.get("geometry")
@@ -344,6 +349,9 @@ class MainWindow(QMainWindow):
             self.artifact_pane.show()
             sizes = self.splitter.sizes()
             self.splitter.setSizes([sizes[0], max(400, sizes[1] - 420), 420])
+
+    def _artifact_count(self, count: int) -> None:
+        self.artifacts_button.setText(f"Artifacts ({count})" if count else "Artifacts")
 
     def _toggle_artifacts(self) -> None:
         if self.artifact_pane.isVisible():

@@ -229,3 +229,18 @@ def test_first_launch_assembly_shows_progress_in_the_banner(qtbot, loop, monkeyp
     assert text == "Preparing the built-in model (first launch only)…"
     assert values[-1] == 100 and len(values) == 11
     assert seen_threads and seen_threads[0] != "MainThread"
+
+
+def test_artifacts_button_counts_and_new_chat_clears(qtbot, loop) -> None:
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"))
+        window.artifact_pane.add_artifact("a.md", "text/markdown", "# a", show=False)
+        window.artifact_pane.add_artifact("b.md", "text/markdown", "# b", show=False)
+        counted = window.artifacts_button.text()
+        window.new_conversation()
+        return window, counted
+
+    window, counted = loop.run_until_complete(scenario())
+    assert counted == "Artifacts (2)"
+    assert window.artifacts_button.text() == "Artifacts"
+    assert window.artifact_pane.view is None  # never shown, so no web view was created
