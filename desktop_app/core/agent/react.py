@@ -32,7 +32,7 @@ from desktop_app.core.agent.state import EventSink, RunState
 from desktop_app.core.agent.synthesis import (
     SYNTHESIS_SYSTEM_PROMPT,
     max_iterations_summary,
-    synthesis_messages,
+    fitted_synthesis_messages,
 )
 from desktop_app.core.agent.tool_exec import Confirmer, ToolExecutor
 from desktop_app.core.llm.base import LLM
@@ -154,7 +154,9 @@ class ReActAgent:
 
     def _initial_messages(self, query: str, history: Sequence[ChatMessage],
                           registry: ToolRegistry, native: bool) -> list[ChatMessage]:
-        earlier = list(history)
+        # Only this run's question and its interrupts are pinned: earlier turns' questions
+        # may be summarised, or a long chat would pile up messages compaction cannot touch.
+        earlier = [m.model_copy(update={"pinned": False}) if m.pinned else m for m in history]
         if earlier and earlier[0].role == "system":
             earlier = earlier[1:]  # this agent's own system prompt replaces an old one
         if native:
@@ -180,7 +182,9 @@ class ReActAgent:
 
         When the stream finishes, its usage is added to ``result.usage``.
         """
-        messages = synthesis_messages(query, result, self.synthesis_system_prompt)
+        messages = fitted_synthesis_messages(self._llm, query, result,
+                                             self.synthesis_system_prompt,
+                                             self.synthesis_max_tokens)
         usage = None
         stream = self._llm.stream_chat(messages, temperature=self.temperature,
                                        max_tokens=self.synthesis_max_tokens)

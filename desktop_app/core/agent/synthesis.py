@@ -8,11 +8,21 @@ brief answer. It is the same in JSON and native mode because it is built from
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from desktop_app.core.agent.prompts import cut, format_args
 from desktop_app.core.agent.result import AgentResult, StepRecord
+from desktop_app.core.llm.base import LLM
+from desktop_app.core.llm.json_extract import extract_json
 from desktop_app.core.llm.types import ChatMessage
 
 SYNTHESIS_RESULT_LIMIT = 2_000
+#: Tighter per-result limits tried, in order, when the prompt does not fit the model's window.
+_FALLBACK_LIMITS = (1_000, 500, 200, 80)
+#: Earlier turns shown to the synthesiser so follow-up questions ("and for 3 people?") make
+#: sense: the last few messages, each cut short.
+HISTORY_MESSAGES = 6
+HISTORY_MESSAGE_CHARS = 600
 
 SYNTHESIS_SYSTEM_PROMPT = """\
 You write the final answer to the user's question. You are given the question, the tool \
@@ -42,19 +52,88 @@ def format_trace(result: AgentResult, limit: int = SYNTHESIS_RESULT_LIMIT) -> st
     return "\n".join(lines)
 
 
+def _readable(message: ChatMessage) -> str:
+    """An earlier message as a person would read it (JSON-mode answers unwrapped)."""
+    text = message.content.strip()
+    if message.role == "assistant" and text.startswith("{"):
+        data = extract_json(text)
+        if data and isinstance(data.get("answer"), str):
+            return data["answer"]
+    return text
+
+
+def earlier_conversation(result: AgentResult, max_messages: int = HISTORY_MESSAGES,
+                         max_chars: int = HISTORY_MESSAGE_CHARS) -> str:
+    """The turns before this run's question, newest last, or "" for a first question."""
+    history: Sequence[ChatMessage] = result.messages
+    for index, message in enumerate(result.messages):
+        if message.role == "user" and message.pinned and message.content == result.query:
+            history = result.messages[:index]
+            break
+    else:
+        return ""
+    lines = []
+    for message in history:
+        if message.role not in ("user", "assistant") or message.tool_calls:
+            continue
+        text = _readable(message)
+        if not text or text.startswith("Result of "):  # JSON-mode tool observations
+            continue
+        speaker = "User" if message.role == "user" else "Assistant"
+        lines.append(f"{speaker}: {cut(text, max_chars)}")
+    return "\n".join(lines[-max_messages:])
+
+
 def synthesis_messages(query: str, result: AgentResult,
-                       system_prompt: str = SYNTHESIS_SYSTEM_PROMPT) -> list[ChatMessage]:
-    """The two messages of the synthesis call."""
-    parts = [f"Question:\n{query}", f"Tool calls and results:\n{format_trace(result)}"]
+                       system_prompt: str = SYNTHESIS_SYSTEM_PROMPT, *,
+                       limit: int = SYNTHESIS_RESULT_LIMIT,
+                       with_history: bool = True) -> list[ChatMessage]:
+    """The two messages of the synthesis call; ``limit`` cuts each tool result."""
+    parts = [f"Question:\n{query}", f"Tool calls and results:\n{format_trace(result, limit)}"]
+    earlier = earlier_conversation(result) if with_history else ""
+    if earlier:
+        parts.insert(0, f"Earlier in this conversation (context only):\n{earlier}")
     if result.interrupts:
         added = "\n".join(f"- {text}" for text in result.interrupts)
         parts.append(f"While the work was running, the user added:\n{added}")
     if result.answer:
-        parts.append(f"Draft answer:\n{cut(result.answer, 4 * SYNTHESIS_RESULT_LIMIT)}")
+        parts.append(f"Draft answer:\n{cut(result.answer, 4 * limit)}")
     if result.stop_reason == "max_iterations":
         parts.append("The assistant ran out of steps before finishing; answer with what is known.")
     parts.append("Write the final answer now.")
     return [ChatMessage.system(system_prompt), ChatMessage.user("\n\n".join(parts))]
+
+
+def fitted_synthesis_messages(llm: LLM, query: str, result: AgentResult,
+                              system_prompt: str = SYNTHESIS_SYSTEM_PROMPT,
+                              max_tokens: int | None = None) -> list[ChatMessage]:
+    """``synthesis_messages`` made to fit ``llm``'s window with room for the answer.
+
+    Small local models have 2–8K windows; a run with many tool results would otherwise make
+    synthesis fail with a context overflow. Results are cut harder step by step, then the
+    earlier conversation goes, and as a last resort the whole trace is cut to fit.
+    """
+    # Imported here: core.context imports the agent's event models.
+    from desktop_app.core.context.guard import default_output_reserve
+    from desktop_app.core.context.tokens import TokenCounter
+    from desktop_app.core.context.truncation import truncate_text
+
+    counter = TokenCounter(llm)
+    reserve = max_tokens or default_output_reserve(llm.context_size)
+    budget = max(llm.context_size - reserve, llm.context_size // 2)
+    messages = synthesis_messages(query, result, system_prompt)
+    if counter.count_messages(messages) <= budget:
+        return messages
+    for with_history in (True, False):
+        for limit in _FALLBACK_LIMITS:
+            messages = synthesis_messages(query, result, system_prompt, limit=limit,
+                                          with_history=with_history)
+            if counter.count_messages(messages) <= budget:
+                return messages
+    system, user = messages
+    room = budget - counter.count_messages([system, user.model_copy(update={"content": ""})])
+    return [system, user.model_copy(update={
+        "content": truncate_text(user.content, max(room, 64), counter)})]
 
 
 def max_iterations_summary(result_steps: list[StepRecord], max_iterations: int) -> str:
