@@ -15,11 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# ggml's OpenMP worker threads spin-wait between steps by default. When another process
-# holds a core (any laptop with a browser open, a busy CI box) a spinning thread starves its
-# peer and generation collapses (measured on 2 cores under load: 1.4 tokens/s spinning vs
-# 22.7 passive). The runtime reads this once when llama.cpp's library loads, so it is set
-# before the import; an explicit setting by the user wins.
+# ggml's OpenMP threads meet at a barrier after every graph node. With libgomp's default
+# (spin a while, then sleep) generation collapses as soon as another process wants a core:
+# measured on 2 cores, 2 threads, load 2.5-4.5: default 1.4-3.6 tokens/s, PASSIVE 19-23.
+# ACTIVE (spin forever) reached 30-32 at moderate load but keeps both cores busy, starving
+# the UI thread of this very process and everything else on a laptop, and collapses when
+# a thread is preempted. PASSIVE is the predictable choice for a desktop app; a user who
+# wants ACTIVE sets it. libgomp reads it once when llama.cpp's library loads, so it is set
+# before the import.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import llama_cpp
