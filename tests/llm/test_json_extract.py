@@ -92,3 +92,25 @@ def test_iter_balanced_objects_skips_unbalanced_start() -> None:
 def test_loads_lenient_raises_value_error_on_garbage() -> None:
     with pytest.raises(ValueError):
         loads_lenient("{nope}")
+
+
+# --- objects the model stopped writing too early --------------------------------------------
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"type": "final_answer", "answer": "42"', {"type": "final_answer", "answer": "42"}),
+    ('Sure: {"type": "tool_call", "tool": "calculator", "args": {"expression": "1+1"',
+     {"type": "tool_call", "tool": "calculator", "args": {"expression": "1+1"}}),
+    ('{"answer": "cut in the mid', {"answer": "cut in the mid"}),
+    ('{"a": [1, 2,', {"a": [1, 2]}),
+    ('{"answer": "\\\\frac{1}{2} is', {"answer": "\\frac{1}{2} is"}),
+])
+def test_an_object_cut_off_at_the_end_is_closed(text: str, expected: dict) -> None:
+    assert extract_json(text) == expected
+
+
+@pytest.mark.parametrize("text", ["no json { here", '{"a": 1]', "{{{"])
+def test_closing_never_invents_an_object_from_garbage(text: str) -> None:
+    assert extract_json(text) is None
+
+
+def test_a_complete_object_wins_over_a_truncated_one_after_it() -> None:
+    assert extract_json('{"a": 1} and then {"b": ') == {"a": 1}

@@ -2,8 +2,9 @@
 
 Models wrap JSON in Markdown fences, put prose around it, leave literal newlines inside
 strings, add trailing commas and write LaTeX with single backslashes. This module tries, in
-order: the whole text, every fenced block, then every balanced ``{...}`` in the text (the
-scanner knows about strings, so braces inside strings do not count). Each candidate is
+order: the whole text, every fenced block, every balanced ``{...}`` in the text (the
+scanner knows about strings, so braces inside strings do not count), and last an object
+the text ends inside of, closed. Each candidate is
 decoded leniently; the first one that decodes to a dict wins.
 
 Backslashes are never corrupted: a valid escape stays what it means, an invalid one
@@ -167,6 +168,46 @@ def _balanced_end(text: str, start: int) -> int | None:
     return None
 
 
+def complete_truncated(text: str) -> str | None:
+    """The object starting at the first ``{``, closed if the text ends inside it.
+
+    Small models often stop one ``}`` short (or hit the token limit inside a string); closing
+    the open strings and brackets in order recovers the object they meant. Returns None when
+    nothing is open (the balanced scan already covers that text).
+    """
+    start = text.find("{")
+    if start == -1:
+        return None
+    stack: list[str] = []
+    in_string = False
+    escaped = False
+    for ch in text[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+            if not stack:
+                return None  # balanced: not truncated
+    if not stack:
+        return None
+    body = text[start:].rstrip()
+    if in_string:
+        body += "\\" if escaped else ""
+        body += '"'
+    return body.rstrip(",") + "".join(reversed(stack))
+
+
 def _candidates(text: str) -> Iterator[str]:
     """Candidates in order of preference, produced lazily (most texts stop at the first)."""
     yield text.strip()
@@ -177,6 +218,9 @@ def _candidates(text: str) -> Iterator[str]:
                 yield body
                 yield from iter_balanced_objects(body, limit=8)
     yield from iter_balanced_objects(text)
+    completed = complete_truncated(text)
+    if completed is not None:
+        yield completed
 
 
 def extract_json(text: str | None) -> dict[str, Any] | None:
