@@ -103,14 +103,15 @@ def test_loads_lenient_raises_value_error_on_garbage() -> None:
     ('{"a": [1, 2,', {"a": [1, 2]}),
     ('{"answer": "\\\\frac{1}{2} is', {"answer": "\\frac{1}{2} is"}),
 ])
-def test_an_object_cut_off_at_the_end_is_closed(text: str, expected: dict) -> None:
-    assert extract_json(text) == expected
+def test_an_object_cut_off_at_the_end_is_closed_on_request(text: str, expected: dict) -> None:
+    assert extract_json(text, close_truncated=True) == expected
+    assert extract_json(text) is None  # structured calls must not get a guessed value
 
 
 @pytest.mark.parametrize("text", ["no json { here", '{"a": 1]', "{{{"])
 def test_closing_never_invents_an_object_from_garbage(text: str) -> None:
-    assert extract_json(text) is None
+    assert extract_json(text, close_truncated=True) is None
 
 
 def test_a_complete_object_wins_over_a_truncated_one_after_it() -> None:
-    assert extract_json('{"a": 1} and then {"b": ') == {"a": 1}
+    assert extract_json('{"a": 1} and then {"b": ', close_truncated=True) == {"a": 1}

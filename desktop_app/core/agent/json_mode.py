@@ -58,7 +58,8 @@ def parse_action(content: str, reasoning_content: str | None = None) -> Action:
     Small models drift from the format, so common variants are accepted (``tool_name``,
     ``arguments``, a missing ``type``). ``reasoning_content`` fills an empty ``reasoning``.
     """
-    data = extract_json(content)
+    # Small models often stop one '}' short; the action is validated below anyway.
+    data = extract_json(content, close_truncated=True)
     fallback_reasoning = (reasoning_content or "").strip()
     if data is None:
         return Action(kind="final_answer", answer=content.strip(), reasoning=UNPARSED_REASONING)

@@ -15,6 +15,7 @@ as the LaTeX the model meant.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -218,17 +219,24 @@ def _candidates(text: str) -> Iterator[str]:
                 yield body
                 yield from iter_balanced_objects(body, limit=8)
     yield from iter_balanced_objects(text)
-    completed = complete_truncated(text)
-    if completed is not None:
-        yield completed
 
 
-def extract_json(text: str | None) -> dict[str, Any] | None:
-    """The first JSON object found in ``text``, or None. Never raises."""
+def extract_json(text: str | None, *, close_truncated: bool = False) -> dict[str, Any] | None:
+    """The first JSON object found in ``text``, or None. Never raises.
+
+    ``close_truncated`` also accepts an object the text ends inside of, closed (see
+    ``complete_truncated``). Off by default: closing ``{"tools": [`` yields a valid but
+    empty list, so only callers that check the result's meaning (the JSON-mode action
+    parser) opt in.
+    """
     if not text or "{" not in text:
         return None
     seen: set[str] = set()
-    for candidate in _candidates(text):
+    candidates: Iterator[str] = _candidates(text)
+    if close_truncated:
+        completed = complete_truncated(text)
+        candidates = itertools.chain(candidates, [completed] if completed else [])
+    for candidate in candidates:
         if candidate in seen or not candidate.startswith("{"):
             continue
         seen.add(candidate)

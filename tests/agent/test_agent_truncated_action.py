@@ -1,0 +1,19 @@
+"""A JSON-mode action one '}' short still runs (no reformat round trip)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from desktop_app.core.agent.react import ReActAgent
+from desktop_app.core.llm.testing import ScriptedLLM, json_final
+from desktop_app.core.tools.builtin.calculator import CalculatorTool
+
+
+def test_a_tool_call_missing_its_closing_braces_is_run() -> None:
+    llm = ScriptedLLM(['{"type": "tool_call", "tool": "calculator", "args": {"expression": "6*7"',
+                       json_final("42")])
+    result = asyncio.run(ReActAgent(llm, [CalculatorTool()]).run("6*7?"))
+    assert [s.tool for s in result.steps] == ["calculator"]
+    assert "42" in result.steps[0].observation
+    assert result.iterations == 2  # no extra reformat request
+    assert not any("could not be parsed" in m.content for m in llm.requests[1].messages)
