@@ -203,17 +203,21 @@ class RunController(QObject):
             self.run_started.emit(run.conversation_id, run)
             llm = await self.ensure_llm(run.model)
             tools = self.ctx.tools()
+            run.confirmer = Confirmer(emit, settings=self.ctx.settings)
             if run.mode == "dag":
                 from desktop_app.core.dag.runner import DagRunner
 
-                run.dag = DagRunner(self.ctx.registry, tools, model=run.model)
-                await run.dag.run(run.query, history=history, on_event=emit)
+                # Every step asks before tools that change things, like a ReAct run does,
+                # and follow-ups typed meanwhile reach the plan at its next phase boundary.
+                run.dag = DagRunner(self.ctx.registry, tools, model=run.model,
+                                    agent_options={"confirm": run.confirmer})
+                await run.dag.run(run.query, history=history, interrupt_queue=run.queue,
+                                  on_event=emit)
             else:
                 from desktop_app.core.agent.react import ReActAgent
                 from desktop_app.core.agent.runner import drive_run
                 from desktop_app.core.context import ContextGuard
 
-                run.confirmer = Confirmer(emit, settings=self.ctx.settings)
                 agent = ReActAgent(llm, tools, context_guard=ContextGuard(llm),
                                    confirm=run.confirmer, **self.agent_options)
                 await drive_run(agent, run.query, emit=emit, history=history,

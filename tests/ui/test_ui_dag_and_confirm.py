@@ -110,3 +110,58 @@ def test_stop_while_a_confirmation_is_open_denies_it(qtbot, loop) -> None:
     assert calls == []
     assert "stopped" in window.chat.items()[-1].footer.text()
     assert not any(d.isVisible() for d in window.findChildren(ConfirmDialog))
+
+
+ONE_STEP = json.dumps({"steps": [{"id": "step_1", "task": "save the note 'buy milk'"}]})
+
+
+def note_brain(request: Request) -> str:
+    system = request.system_text
+    if request.kind == "stream":
+        return "Saved."
+    if "You are a planner" in system:
+        return ONE_STEP
+    if "analy" in system.lower() and "achieved" in system:
+        return ACHIEVED
+    if any("Result of write_note" in m.content for m in request.messages):
+        return json_final("saved")
+    return json_action("write_note", {"text": "buy milk"})
+
+
+def test_dag_steps_ask_before_tools_that_change_things(qtbot, loop) -> None:
+    calls: list[str] = []
+    llm = FunctionLLM(note_brain, model_id="planner-model")
+
+    async def scenario():
+        window = await make_window(qtbot, llm,
+                                   tools_factory=lambda _s: ToolRegistry([_note_tool(calls)]))
+        window.picker.mode.setCurrentIndex(window.picker.mode.findData("dag"))
+        await window.send("remember to buy milk")
+        await wait_for(lambda: window.findChildren(ConfirmDialog))
+        window.findChildren(ConfirmDialog)[0].allow_button.click()
+        await window.controller.wait_idle()
+
+    loop.run_until_complete(scenario())
+    assert calls == ["buy milk"]
+
+
+def test_a_follow_up_sent_during_a_dag_run_reaches_it(qtbot, loop) -> None:
+    seen: list[str] = []
+
+    def brain(request: Request) -> str:
+        if request.kind == "stream":
+            seen.append(request.messages[-1].content)
+        return dag_brain(request)
+
+    llm = FunctionLLM(brain, model_id="planner-model", delay=0.05)
+
+    async def scenario():
+        window = await make_window(qtbot, llm)
+        window.picker.mode.setCurrentIndex(window.picker.mode.findData("dag"))
+        await window.send("get a and b, then combine them")
+        await asyncio.sleep(0.1)
+        await window.controller.interrupt("also mention c")
+        await window.controller.wait_idle()
+
+    loop.run_until_complete(scenario())
+    assert seen and "also mention c" in seen[0]
