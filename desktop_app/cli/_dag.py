@@ -74,7 +74,7 @@ class DagPrinter:
 
 
 async def run_dag_goal(args: argparse.Namespace, registry: ModelRegistry, settings: Settings,
-                       printer: Any) -> int:
+                       printer: Any, tools: ToolRegistry | None = None) -> int:
     """Run the question as a DAG goal; returns the exit code (0 ok, 1 failed)."""
     from desktop_app.cli.ask import make_confirmer
 
@@ -82,7 +82,9 @@ async def run_dag_goal(args: argparse.Namespace, registry: ModelRegistry, settin
         "use_native_tools": not args.json_mode,
         "confirm": make_confirmer(settings, assume_yes=args.yes),
     }
-    runner = DagRunner(registry, ToolRegistry(default_tools(settings)), model=args.model,
+    if tools is None:
+        tools = ToolRegistry(default_tools(settings))
+    runner = DagRunner(registry, tools, model=args.model,
                        step_max_iterations=args.max_iterations or 8,
                        agent_options=agent_options)
     result = await runner.run(" ".join(args.question), on_event=DagPrinter(printer))

@@ -33,6 +33,8 @@ from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.store.settings import Settings, load_settings
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin import default_tools
+from desktop_app.core.tools.confirmation import TerminalConfirmer
+from desktop_app.core.tools.toolbox import Toolbox
 
 
 def register(subparsers: Any) -> None:
@@ -110,25 +112,20 @@ class TerminalPrinter:
 
 
 def make_confirmer(settings: Settings, *, assume_yes: bool) -> Any:
-    """Ask on the terminal before tools that change things; deny when nobody can answer."""
-    allowed = set(settings.tools.always_allow)
-
-    async def confirm(tool_name: str, args: dict[str, Any]) -> bool:
-        if assume_yes or tool_name in allowed:
+    """Ask on the terminal (yes / no / always) before tools that change things; deny, saying
+    why, when nobody can answer. ``--yes`` allows everything."""
+    if assume_yes:
+        async def allow(tool_name: str, args: dict[str, Any]) -> bool:
             return True
-        if not sys.stdin.isatty():
-            print(f"· {tool_name} needs confirmation; denied (no terminal; use --yes)",
-                  file=sys.stderr)
-            return False
-        prompt = f"Allow {tool_name} {json.dumps(args, ensure_ascii=False)[:300]}? [y/N] "
-        answer = await asyncio.to_thread(input, prompt)
-        return answer.strip().lower() in {"y", "yes"}
 
-    return confirm
+        return allow
+    return TerminalConfirmer(settings=settings)
 
 
-def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace) -> ReActAgent:
-    """The agent ``ask`` runs: built-in tools, a context guard, terminal confirmation."""
+def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace,
+                tools: ToolRegistry | None = None) -> ReActAgent:
+    """The agent ``ask`` runs: built-in (and MCP) tools, a context guard, terminal
+    confirmation."""
     from desktop_app.core.context import ContextGuard
 
     options: dict[str, Any] = {}
@@ -136,16 +133,16 @@ def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace) -> ReAct
         options["max_iterations"] = args.max_iterations
     if args.temperature is not None:
         options["temperature"] = args.temperature
-    return ReActAgent(llm, ToolRegistry(default_tools(settings)),
+    return ReActAgent(llm, tools if tools is not None else ToolRegistry(default_tools(settings)),
                       use_native_tools=not args.json_mode,
                       context_guard=ContextGuard(llm),
                       confirm=make_confirmer(settings, assume_yes=args.yes), **options)
 
 
 async def _run(args: argparse.Namespace, llm: LLM, settings: Settings,
-               printer: TerminalPrinter) -> int:
+               printer: TerminalPrinter, tools: ToolRegistry | None = None) -> int:
     """One run; returns the exit code. New run kinds branch here on their flag."""
-    agent = build_agent(llm, settings, args)
+    agent = build_agent(llm, settings, args, tools)
     outcome = await drive_run(agent, " ".join(args.question), emit=printer)
     return 0 if outcome.error is None else 1
 
@@ -154,12 +151,18 @@ async def _ask(args: argparse.Namespace) -> int:
     settings = load_settings()
     registry = build_registry(settings)
     printer = TerminalPrinter(events=args.events)
+    toolbox = Toolbox(settings)
     try:
+        # Configured MCP servers come up for this one question and stop with it.
+        for server, error in (await toolbox.start()).items():
+            if error:
+                print(f"· MCP server '{server}' is unavailable: {error}", file=sys.stderr)
         if getattr(args, "dag", False):
             from desktop_app.cli._dag import run_dag_goal
 
-            return await run_dag_goal(args, registry, settings, printer)
+            return await run_dag_goal(args, registry, settings, printer, toolbox.registry())
         llm = registry.get(registry.resolve(args.model))
-        return await _run(args, llm, settings, printer)
+        return await _run(args, llm, settings, printer, toolbox.registry())
     finally:
+        await toolbox.aclose()
         await registry.aclose()

@@ -97,4 +97,5 @@ def test_ask_denies_confirmation_without_a_terminal(monkeypatch: pytest.MonkeyPa
     assert asyncio.run(confirm("write_file", {"path": "x"})) is False
     assert asyncio.run(confirm("trusted", {})) is True
     assert asyncio.run(make_confirmer(Settings(), assume_yes=True)("write_file", {})) is True
-    assert "needs confirmation; denied" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Denied 'write_file'" in err and "stdin is not a terminal" in err

@@ -1,0 +1,75 @@
+"""`desktop-app ask` runs with the configured MCP servers' tools, through a real HTTP model.
+
+The model is a scripted OpenAI-compatible server on loopback (it asks for the MCP tool,
+then answers); the MCP server is a real stdio process written with the official SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from fake_openai_server import Reply, chunk, completion, fake_server  # noqa: E402,F401
+
+from desktop_app.cli import main  # noqa: E402
+
+MCP_SERVER = Path(__file__).resolve().parents[1] / "tools" / "mcp_servers" / "notes_server.py"
+
+
+def _settings(app_home: Path, base_url: str) -> None:
+    config = app_home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({
+        "schema_version": 1,
+        "endpoints": [{"name": "scripted", "base_url": base_url, "model": "fake-model"}],
+        "default_model": "scripted",
+        "mcp_servers": [{"name": "notes", "command": [sys.executable, str(MCP_SERVER)]}],
+    }))
+
+
+def test_ask_calls_an_mcp_tool_and_answers(fake_server, app_home: Path,  # type: ignore[no-untyped-def]
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    _settings(app_home, fake_server.base_url)
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "notes__add", "arguments": json.dumps({"a": 2, "b": 3})}}
+    # 10 built-in + 6 MCP tools: above the threshold of 12, so a selection call comes first.
+    select = {"id": "sel", "type": "function", "function": {
+        "name": "select_tools", "arguments": json.dumps({"tools": ["notes__add", "calculator"]})}}
+    fake_server.add(
+        completion(None, tool_calls=[select], finish_reason="tool_calls"),
+        completion(None, tool_calls=[call], finish_reason="tool_calls"),
+        completion("2 + 3 = 5"),
+        Reply(sse=[chunk("The sum "), chunk("is **5**.", finish_reason="stop")]),
+    )
+    assert main(["ask", "add 2 and 3 with the notes server"]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == "The sum is **5**."
+    assert "notes__add" in err
+    # The tool result reached the model in the message right after its tool call.
+    loop_tools = {t["function"]["name"] for t in fake_server.requests[1].json["tools"]}
+    assert loop_tools == {"notes__add", "calculator"}
+    second = fake_server.requests[2].json
+    tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
+    assert tool_messages and "5" in tool_messages[0]["content"]
+
+
+def test_an_mcp_server_that_cannot_start_is_reported_and_the_question_still_answered(
+        fake_server, app_home: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    config = app_home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({
+        "schema_version": 1,
+        "endpoints": [{"name": "scripted", "base_url": fake_server.base_url,
+                       "model": "fake-model"}],
+        "default_model": "scripted",
+        "mcp_servers": [{"name": "gone", "command": ["/nonexistent/mcp-server"]}],
+    }))
+    fake_server.add(completion("Hello."), Reply(sse=[chunk("Hello.", finish_reason="stop")]))
+    assert main(["ask", "hi"]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == "Hello."
+    assert "MCP server 'gone' is unavailable" in err
