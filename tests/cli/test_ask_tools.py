@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from fake_openai_server import Reply, chunk, completion, fake_server  # noqa: E402,F401
+from fake_openai_server import Reply, chunk, completion, fake_server  # noqa: F401
 
-from desktop_app.cli import main  # noqa: E402
+from desktop_app.cli import main
 
 MCP_SERVER = Path(__file__).resolve().parents[1] / "tools" / "mcp_servers" / "notes_server.py"
 
@@ -31,7 +31,7 @@ def _settings(app_home: Path, base_url: str) -> None:
     }))
 
 
-def test_ask_calls_an_mcp_tool_and_answers(fake_server, app_home: Path,  # type: ignore[no-untyped-def]
+def test_ask_calls_an_mcp_tool_and_answers(fake_server, app_home: Path,  # noqa: F811
                                            capsys: pytest.CaptureFixture[str]) -> None:
     _settings(app_home, fake_server.base_url)
     call = {"id": "call_1", "type": "function",
@@ -58,7 +58,7 @@ def test_ask_calls_an_mcp_tool_and_answers(fake_server, app_home: Path,  # type:
 
 
 def test_an_mcp_server_that_cannot_start_is_reported_and_the_question_still_answered(
-        fake_server, app_home: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+        fake_server, app_home: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     config = app_home / "config"
     config.mkdir(parents=True, exist_ok=True)
     (config / "settings.json").write_text(json.dumps({
