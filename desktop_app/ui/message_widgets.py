@@ -34,8 +34,10 @@ def format_footer(*, model: str | None, iterations: int, usage: Usage, elapsed: 
         parts.append(f"{usage.completion_tokens / elapsed:.1f} tok/s")
     if cancelled:
         parts.append("stopped")
-    # Non-breaking spaces inside a part: a narrow window wraps between parts, not in them.
-    return "  ·  ".join(part.replace(" ", "\u00a0") for part in parts)
+    # Non-breaking spaces inside a part, and word joiners around slashes (Qt breaks lines
+    # after "/"): a narrow window wraps between parts, never inside one ("tok/" + "s").
+    return "  ·  ".join(part.replace(" ", "\u00a0").replace("/", "\u2060/\u2060")
+                        for part in parts)
 
 
 class UserMessage(QFrame):

@@ -38,7 +38,7 @@ def test_full_run_renders_card_streamed_answer_and_footer(qtbot, loop) -> None:
     assert turn.answer_text() == ANSWER
     blocks = turn.answer.code_blocks()
     assert [b.code for b in blocks] == ["print(2 + 3)"] and blocks[0].language == "python"
-    footer = turn.footer.text().replace("\u00a0", " ")
+    footer = turn.footer.text().replace("\u00a0", " ").replace("\u2060", "")
     assert "scripted" in footer and "2 iterations" in footer and "tokens" in footer
     assert "tok/s" in footer and turn.footer.isVisible()
     assert not turn.thinking.isVisible()

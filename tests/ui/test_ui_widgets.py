@@ -58,7 +58,7 @@ def test_compact_event_shows_a_divider_and_done_the_footer(qtbot) -> None:
     apply_event(turn, Done(answer="short", iterations=3, usage=Usage.of(1200, 80),
                            elapsed=4.0, model="m1"))
     assert "Context summarised: 40 → 9 messages" in turn.dividers[0].text()
-    footer = turn.footer.text().replace("\u00a0", " ")
+    footer = turn.footer.text().replace("\u00a0", " ").replace("\u2060", "")
     assert footer == "m1  ·  3 iterations  ·  1,200 in / 80 out tokens  ·  4.0 s  ·  20.0 tok/s"
     assert turn.answer_text() == "short" and not turn.thinking.active
 
@@ -244,3 +244,13 @@ def test_artifacts_button_counts_and_new_chat_clears(qtbot, loop) -> None:
     assert counted == "Artifacts (2)"
     assert window.artifacts_button.text() == "Artifacts"
     assert window.artifact_pane.view is None  # never shown, so no web view was created
+
+
+def test_footer_never_breaks_inside_a_figure() -> None:
+    from desktop_app.ui.message_widgets import format_footer
+
+    text = format_footer(model="m", iterations=1, usage=Usage.of(10, 20), elapsed=1.0)
+    parts = text.split("  ·  ")
+    # No ordinary space or bare slash inside a part: Qt may only wrap between parts.
+    assert all(" " not in part for part in parts)
+    assert "\u2060/\u2060" in parts[-1] and parts[-1].endswith("s")
