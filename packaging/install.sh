@@ -38,7 +38,14 @@ if ! compgen -G "$wheelhouse/llama_cpp_python-*.whl" >/dev/null; then
 else
     log "using cached portable llama-cpp-python wheel from $wheelhouse"
 fi
-"${pip[@]}" install -q "$wheelhouse"/llama_cpp_python-*.whl
+# A venv may already hold a native build of the same version (pip would keep it as
+# "already satisfied"); a marker of the flags we installed decides whether to replace it.
+marker="$venv/.desktop-app-llama-build"
+if [[ "$(cat "$marker" 2>/dev/null)" != "$LLAMA_CPP_VERSION-$flags_key" ]]; then
+    "${pip[@]}" install -q --force-reinstall --no-deps "$wheelhouse"/llama_cpp_python-*.whl
+    "${pip[@]}" install -q "$wheelhouse"/llama_cpp_python-*.whl  # its dependencies
+    printf '%s' "$LLAMA_CPP_VERSION-$flags_key" > "$marker"
+fi
 
 target="$here"
 [[ $dev == 1 ]] && target="$here[dev]"

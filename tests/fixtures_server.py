@@ -53,6 +53,14 @@ class OpenAIServer:
         return "\n".join(text.splitlines()[-lines:])
 
 
+def _server_env() -> dict[str, str]:
+    """The server's environment: OpenMP threads sleep when idle, as in the app itself
+    (``llama_loading`` sets the same default), whatever this process imported first."""
+    env = os.environ.copy()
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return env
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -86,7 +94,7 @@ def _start(model_path: Path, log_path: Path) -> OpenAIServer:
     ]
     with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the server
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=os.environ.copy())
+                                   stdin=subprocess.DEVNULL, env=_server_env())
     server = OpenAIServer(base_url=f"http://127.0.0.1:{port}/v1", model=SERVER_MODEL_ALIAS,
                           process=process, log_path=log_path)
     deadline = time.monotonic() + STARTUP_TIMEOUT
