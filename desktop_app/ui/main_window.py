@@ -71,7 +71,12 @@ class MainWindow(QMainWindow):
         self.artifacts_button = QPushButton("Artifacts")
         self.artifacts_button.setToolTip("Show the documents tools made in this conversation")
         self.artifacts_button.clicked.connect(self._toggle_artifacts)
+        self.compare_button = QPushButton("Compare…")
+        self.compare_button.setToolTip("Compare models: one prompt, several models side by side "
+                                       "(Ctrl+Shift+M)")
+        self.compare_button.clicked.connect(self.open_compare)
         header.addWidget(self.picker, 1)
+        header.addWidget(self.compare_button)
         header.addWidget(self.artifacts_button)
         self.banner = StatusBanner()
         self.chat = ChatView()
@@ -115,7 +120,8 @@ class MainWindow(QMainWindow):
         self.stop_shortcut.activated.connect(self._escape)
         for keys, slot in ((QKeySequence.StandardKey.New, self.new_conversation),
                            (QKeySequence.StandardKey.Find, self.sidebar.search.setFocus),
-                           (QKeySequence("Ctrl+,"), self.open_settings)):
+                           (QKeySequence("Ctrl+,"), self.open_settings),
+                           (QKeySequence("Ctrl+Shift+M"), self.open_compare)):
             QShortcut(QKeySequence(keys), self).activated.connect(slot)
         self.artifact_pane.count_changed.connect(self._artifact_count)
         self._show_model_in_empty_state()
@@ -390,6 +396,21 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if self.ctx.settings.ui.theme == "system" and isinstance(app, QApplication):
             theme.apply(app, "system")
+
+    # --- compare --------------------------------------------------------------------------------
+    def open_compare(self) -> None:
+        """Show the Compare models… window (one per main window, kept between openings)."""
+        from desktop_app.ui.compare_window import CompareWindow
+
+        window = getattr(self, "compare_window", None)
+        if window is None or not shiboken6.isValid(window):
+            window = CompareWindow(self.ctx, self.controller.ensure_llm, self)
+            self.closed.connect(window.close)
+            self.compare_window = window
+        window.set_registry()  # settings may have changed the models since
+        window.show()
+        window.raise_()
+        window.activateWindow()
 
     # --- closing --------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802

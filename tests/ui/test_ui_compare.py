@@ -1,0 +1,276 @@
+"""The Compare window: one prompt, several models side by side, through the real engine.
+
+Real widgets (offscreen), the real ReActAgent/compare_models and a real store; the models
+are scripted fakes registered in a real ModelRegistry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import Qt
+from ui_helpers import make_window, wait_for
+
+from desktop_app.core.errors import LLMConnectionError, ModelFileError
+from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
+from desktop_app.core.llm.testing import FunctionLLM, Request, ScriptedLLM, json_action, json_final
+from desktop_app.core.store.async_store import AsyncStore
+from desktop_app.core.store.settings import Settings
+from desktop_app.ui.app_context import AppContext
+from desktop_app.ui.compare_window import CompareWindow
+
+pytestmark = pytest.mark.gui
+
+LONG_ANSWER = " ".join(f"word{i}" for i in range(600))
+
+
+def _local_entry(name: str, llm: object) -> ModelEntry:
+    """A registry entry that counts as a local model (run one after another)."""
+    return ModelEntry(name=name, kind="local", factory=lambda: llm,  # type: ignore[arg-type,return-value]
+                      abilities=dict(llm.abilities), context_size=8192)  # type: ignore[attr-defined]
+
+
+def _hosted_answer(request: Request) -> str:
+    # The tool loop asks in JSON mode (chat); the final answer is streamed.
+    return "Hosted says: **six times seven is 42**." if request.kind == "stream" else json_final("42")
+
+
+@pytest.fixture
+def open_compare(loop) -> Iterator:
+    """Builds CompareWindows over a registry; stops their runs and closes them afterwards."""
+    made: list[CompareWindow] = []
+
+    def build(registry: ModelRegistry, *, size: tuple[int, int] = (1200, 800)) -> CompareWindow:
+        async def make() -> CompareWindow:
+            ctx = AppContext(settings=Settings(), registry=registry,
+                             store=await AsyncStore.open(), persist_settings=False)
+            window = CompareWindow(ctx)
+            window.agent_options = {"max_iterations": 4}
+            window.resize(*size)
+            window.show()
+            return window
+
+        window = loop.run_until_complete(make())
+        made.append(window)
+        return window
+
+    yield build
+    for window in made:
+        window.close()
+        loop.run_until_complete(window.wait_idle())
+        loop.run_until_complete(window.ctx.aclose())
+        window.deleteLater()
+
+
+def _registry(*models: tuple[str, object] | ModelEntry) -> ModelRegistry:
+    registry = ModelRegistry()
+    for model in models:
+        if isinstance(model, ModelEntry):
+            registry.add(model)
+        else:
+            registry.register(model[0], model[1])  # type: ignore[arg-type]
+    return registry
+
+
+def _start(window: CompareWindow, prompt: str, names: list[str]) -> None:
+    window.prompt.setPlainText(prompt)
+    window.set_checked(names)
+    assert window.run_button.isEnabled()
+    window.run_button.click()
+
+
+def test_two_models_answers_and_metrics_render_in_their_columns(loop, open_compare, tmp_path) -> None:
+    local = ScriptedLLM([json_action("calculator", {"expression": "6*7"}), json_final("42"),
+                         "Local: the calculator says **42**.\n\n```python\nprint(6 * 7)\n```"],
+                        model_id="local-gguf", delay=0.01)
+    hosted = FunctionLLM(_hosted_answer, model_id="hosted-api", delay=0.01)
+    window = open_compare(_registry(_local_entry("local", local), ("hosted", hosted)))
+
+    _start(window, "What is 6*7?", ["local", "hosted"])
+    assert window.stop_button.isEnabled() and not window.run_button.isEnabled()
+    loop.run_until_complete(window.wait_idle())
+
+    left, right = window.columns["local"], window.columns["hosted"]
+    assert "calculator says **42**" in left.answer_text()
+    assert "six times seven is 42" in right.answer_text()
+    # Markdown is rendered like the chat view: no asterisks left, the code is a code block.
+    prose = left.turn.answer.segment_widgets()[0].toPlainText()
+    assert "42" in prose and "**" not in prose
+    assert left.turn.answer.code_blocks()
+    # Side by side: same top edge, the first ticked model on the left.
+    assert left.geometry().top() == right.geometry().top()
+    assert left.geometry().right() < right.geometry().left()
+    for column, tools in ((left, "1"), (right, "0")):
+        m = column.metrics
+        assert re.fullmatch(r"\d+\.\d\d s", m.text("ttft")), m.text("ttft")
+        assert re.fullmatch(r"\d+\.\d\d s", m.text("total")), m.text("total")
+        assert re.fullmatch(r"\d+\.\d", m.text("tps")), m.text("tps")
+        tokens_in, tokens_out = (int(x.replace(",", "")) for x in m.text("tokens").split(" / "))
+        assert tokens_in > 0 and tokens_out > 0
+        assert m.text("tools") == tools
+        assert m.text("status") == "done ✓"
+        assert not column.turn.errors
+    assert left.turn.cards and left.turn.cards[0].tool_name == "calculator"
+    assert window.run_button.isEnabled() and not window.stop_button.isEnabled()
+    shot = tmp_path / "compare.png"
+    assert window.grab().save(str(shot)) and shot.stat().st_size > 10_000
+
+
+def test_a_failing_model_shows_its_error_while_the_other_completes(loop, open_compare) -> None:
+    broken = ScriptedLLM([LLMConnectionError("The model server at http://x could not be reached.",
+                                             hint="Start the server or check the base URL.")],
+                         model_id="broken")
+    hosted = FunctionLLM(_hosted_answer, model_id="hosted-api", delay=0.02)
+    window = open_compare(_registry(("broken", broken), ("hosted", hosted)))
+
+    _start(window, "What is 6*7?", ["broken", "hosted"])
+    loop.run_until_complete(window.wait_idle())
+
+    failed, fine = window.columns["broken"], window.columns["hosted"]
+    assert failed.status == "error"
+    assert failed.metrics.text("status") == "failed — see below"
+    assert any("could not be reached" in e and "check the base URL" in e
+               for e in failed.error_texts())
+    assert failed.turn.errors[0].isVisible()
+    assert fine.status == "done" and "six times seven is 42" in fine.answer_text()
+    assert not fine.turn.errors
+
+
+def test_a_model_that_cannot_load_fails_in_its_own_column(loop, open_compare) -> None:
+    def missing():
+        raise ModelFileError("The model file /models/gone.gguf does not exist.",
+                             hint="Pick the file again in Settings → Models.")
+
+    gone = ModelEntry(name="gone", kind="local", factory=missing,
+                      abilities={"streaming": True}, context_size=4096)
+    hosted = FunctionLLM(_hosted_answer, model_id="hosted-api")
+    window = open_compare(_registry(gone, ("hosted", hosted)))
+
+    _start(window, "hi", ["gone", "hosted"])
+    loop.run_until_complete(window.wait_idle())
+
+    assert window.columns["gone"].status == "error"
+    assert any("does not exist" in e and "Settings → Models" in e
+               for e in window.columns["gone"].error_texts())
+    assert window.columns["hosted"].status == "done"
+
+
+@pytest.mark.parametrize("how", ["button", "escape"])
+def test_stop_cancels_every_model_and_keeps_what_was_written(loop, open_compare, qtbot, how) -> None:
+    # Two local models: the second waits for the first, so Stop also ends one not yet started.
+    first = ScriptedLLM([json_final("long"), LONG_ANSWER], model_id="first", chunk_size=6,
+                        delay=0.02)
+    second = ScriptedLLM([json_final("long"), LONG_ANSWER], model_id="second", chunk_size=6,
+                         delay=0.02)
+    hosted = ScriptedLLM([json_final("long"), LONG_ANSWER], model_id="hosted", chunk_size=6,
+                         delay=0.02)
+    window = open_compare(_registry(_local_entry("first", first), _local_entry("second", second),
+                                    ("hosted", hosted)))
+
+    _start(window, "write a lot", ["first", "second", "hosted"])
+
+    async def scenario() -> float:
+        await wait_for(lambda: len(window.columns["first"].answer_text()) > 100
+                       and len(window.columns["hosted"].answer_text()) > 100, timeout=20)
+        stopped_at = time.perf_counter()
+        if how == "button":
+            window.stop_button.click()
+        else:
+            qtbot.keyClick(window.prompt, Qt.Key.Key_Escape)
+        await window.wait_idle()
+        return time.perf_counter() - stopped_at
+
+    took = loop.run_until_complete(scenario())
+    assert took < 1.0
+    columns = window.columns
+    assert [c.status for c in columns.values()] == ["stopped", "stopped", "stopped"]
+    assert columns["second"].metrics.text("status") == "stopped before it started"
+    assert second.requests == []
+    for name in ("first", "hosted"):
+        partial = columns[name].answer_text()
+        assert 100 < len(partial) < len(LONG_ANSWER)
+        assert re.fullmatch(r"\d+\.\d\d s", columns[name].metrics.text("total"))
+    requests = len(first.requests) + len(hosted.requests)
+    loop.run_until_complete(asyncio.sleep(0.2))
+    assert len(first.requests) + len(hosted.requests) == requests  # nothing runs on
+    assert window.run_button.isEnabled() and not window.stop_button.isEnabled()
+    assert not window.running
+
+
+def test_run_is_disabled_until_two_models_and_a_prompt(loop, open_compare) -> None:
+    a = ScriptedLLM(default="a", model_id="a")
+    b = ScriptedLLM(default="b", model_id="b")
+    window = open_compare(_registry(("a", a), ("b", b)))
+
+    assert not window.run_button.isEnabled() and "at least two" in window.hint.text()
+    window.set_checked(["a"])
+    window.prompt.setPlainText("hello")
+    assert not window.run_button.isEnabled()
+    assert "Tick at least two models" in window.hint.text() and "1 ticked" in window.hint.text()
+    assert window.run() is None and not window.columns  # nothing starts
+    window.set_checked(["a", "b"])
+    window.prompt.setPlainText("   ")
+    assert not window.run_button.isEnabled() and "Type the prompt" in window.hint.text()
+    window.prompt.setPlainText("hello")
+    assert window.run_button.isEnabled() and "Ready: 2 models" in window.hint.text()
+
+
+def test_with_a_single_configured_model_the_hint_says_to_add_one(loop, open_compare) -> None:
+    window = open_compare(_registry(("only", ScriptedLLM(default="x", model_id="only"))))
+    window.set_checked(["only"])
+    window.prompt.setPlainText("hello")
+    assert not window.run_button.isEnabled()
+    assert "add a local GGUF or a hosted API in Settings" in window.hint.text()
+
+
+def test_model_list_shows_where_each_model_runs_and_its_abilities(loop, open_compare) -> None:
+    local = ScriptedLLM(default="x", model_id="l")
+    hosted = ScriptedLLM(default="x", model_id="h", tool_call=True)
+    window = open_compare(_registry(_local_entry("local", local), ("hosted", hosted)))
+    texts = [window.models.item(i).text() for i in range(window.models.count())]
+    assert "local GGUF" in texts[0] and "tools ✗" in texts[0]
+    assert "tools ✓" in texts[1]
+
+
+def test_long_model_names_elide_and_a_long_answer_scrolls_in_its_column(loop, open_compare) -> None:
+    long_name = "org/" + "very-long-model-name-" * 6 + "Q4_K_M.gguf"
+    a = ScriptedLLM([json_final("x"), LONG_ANSWER], model_id="a", chunk_size=400)
+    b = ScriptedLLM([json_final("x"), "short"], model_id="b")
+    window = open_compare(_registry((long_name, a), ("b", b)), size=(900, 600))
+
+    _start(window, "go", [long_name, "b"])
+    loop.run_until_complete(window.wait_idle())
+    loop.run_until_complete(asyncio.sleep(0.1))  # let the answer lay itself out
+
+    column = window.columns[long_name]
+    assert column.title.text().endswith("…") and column.title.full_text() == long_name
+    assert column.title.toolTip().startswith(long_name)
+    bar = column.answer_scroll.verticalScrollBar()
+    assert bar.maximum() > 0  # the answer scrolls inside its column ...
+    assert window.height() <= 600  # ... instead of growing the window
+    assert window.columns["b"].answer_scroll.verticalScrollBar().maximum() == 0
+
+
+def test_main_window_opens_compare_with_its_models(qtbot, loop) -> None:
+    a = ScriptedLLM(default="a", model_id="model-a")
+    b = ScriptedLLM(default="b", model_id="model-b")
+
+    async def scenario():
+        window = await make_window(qtbot, a, b)
+        window.compare_button.click()
+        await wait_for(lambda: getattr(window, "compare_window", None) is not None)
+        return window
+
+    window = loop.run_until_complete(scenario())
+    compare = window.compare_window
+    assert compare.isVisible() and compare.windowTitle() == "Compare models"
+    assert [compare.models.item(i).data(Qt.ItemDataRole.UserRole)
+            for i in range(compare.models.count())] == ["model-a", "model-b"]
+    window.open_compare()  # opening again shows the same window
+    assert window.compare_window is compare
+    window.close()
+    assert not compare.isVisible()
