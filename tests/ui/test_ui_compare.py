@@ -10,6 +10,7 @@ import asyncio
 import re
 import time
 from collections.abc import Iterator
+from itertools import pairwise
 
 import pytest
 from PySide6.QtCore import Qt
@@ -274,3 +275,59 @@ def test_main_window_opens_compare_with_its_models(qtbot, loop) -> None:
     assert window.compare_window is compare
     window.close()
     assert not compare.isVisible()
+
+
+def test_ctrl_shift_m_opens_compare(qtbot, loop) -> None:
+    a = ScriptedLLM(default="a", model_id="model-a")
+    b = ScriptedLLM(default="b", model_id="model-b")
+    window = loop.run_until_complete(make_window(qtbot, a, b))
+    window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_M,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    compare = getattr(window, "compare_window", None)
+    assert compare is not None and compare.isVisible()
+
+
+@pytest.mark.real_model
+def test_real_local_model_and_real_hosted_server_side_by_side(qtbot, loop, openai_server,
+                                                             bundled_model_path) -> None:
+    """The bundled GGUF (llama.cpp, loaded by the main window's controller) against the
+    loopback OpenAI-compatible server, with the Qt thread staying responsive meanwhile."""
+    from PySide6.QtCore import QTimer
+
+    from desktop_app.core.llm.factory import build_registry
+    from desktop_app.core.store.settings import EndpointModelConfig
+
+    settings = Settings(endpoints=[EndpointModelConfig(name="server", base_url=openai_server.base_url,
+                                                  model=openai_server.model, context_size=4096)])
+
+    async def scenario():
+        window = await make_window(qtbot)
+        window.ctx.registry = build_registry(settings)
+        window.open_compare()
+        compare = window.compare_window
+        compare.agent_options = {"max_iterations": 2, "max_tokens": 96, "synthesis_max_tokens": 48}
+        local = next(e.name for e in window.ctx.registry.entries() if e.kind == "bundled")
+        compare.prompt.setPlainText("What is 12 times 12? Answer with the number.")
+        compare.set_checked([local, "server"])
+        ticks: list[float] = []
+        timer = QTimer()
+        timer.setInterval(10)
+        timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+        timer.start()
+        compare.run_button.click()
+        await asyncio.wait_for(compare.wait_idle(), 300)
+        timer.stop()
+        await window.ctx.registry.aclose()
+        return compare, local, ticks
+
+    compare, local, ticks = loop.run_until_complete(scenario())
+    for name in (local, "server"):
+        column = compare.columns[name]
+        assert column.status == "done", column.error_texts()
+        assert column.answer_text().strip()
+        assert re.fullmatch(r"\d+\.\d\d s", column.metrics.text("total"))
+        assert int(column.metrics.text("tokens").split(" / ")[1].replace(",", "")) > 0
+        print(name, {k: column.metrics.text(k) for k in ("ttft", "tps", "total", "tokens")})
+    gaps = sorted(b - a for a, b in pairwise(ticks))
+    assert gaps[int(0.99 * (len(gaps) - 1))] < 0.25  # generous: a shared, loaded machine
