@@ -3,11 +3,12 @@
     python packaging/screenshot.py --out screenshots/            # scripted model (fast)
     python packaging/screenshot.py --out screenshots/ --real     # the bundled local model
     python packaging/screenshot.py artifacts/screenshot.png      # CI: the main shot there,
-                                                                 # all four next to it
+                                                                 # all shots next to it
 
 Takes: the empty first launch, a conversation with a tool card + answer + footer, the
-artifact pane showing an HTML artifact, and the settings dialog. All state lives in a
-temporary app home, so the user's own conversations are never touched. Exits non-zero if
+artifact pane showing an HTML artifact, the settings dialog, and (scripted run only) the
+Compare window with a local and a hosted model side by side and a failing one. All state
+lives in a temporary app home, so the user's own conversations are never touched. Exits non-zero if
 a screenshot is missing or blank. CI runs it and keeps the PNGs as artifacts of the run.
 """
 
@@ -66,6 +67,36 @@ def _scripted_model():
     ], model_id="qwen2.5-coder-0.5b", delay=0.05, chunk_size=3)
 
 
+async def _compare_shot(window, scripted, grab, settle) -> None:
+    """The Compare window after a scripted run: the local model (with a tool call), a
+    hosted one, and one whose server is down (its error shown in its own column)."""
+    from desktop_app.core.errors import LLMConnectionError
+    from desktop_app.core.llm.registry import ModelEntry
+    from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final
+
+    scripted.add(json_action("calculator", {"expression": "2340 * 0.175"}, "percentage"),
+                 json_final("409.5"), ANSWER)
+    hosted = ScriptedLLM([json_final("409.5"), "**409.5** — that is 2,340 × 0.175."],
+                         model_id="gpt-4o-mini", delay=0.03, chunk_size=4, tool_call=True)
+    down = ScriptedLLM([LLMConnectionError(
+        "The model server at http://127.0.0.1:11434/v1 could not be reached.",
+        hint="Start the server (e.g. `ollama serve`) or check the base URL in Settings.")],
+        model_id="llama3.1:8b")
+    for name, llm in (("gpt-4o-mini", hosted), ("ollama-llama3.1", down)):
+        window.ctx.registry.add(ModelEntry(name=name, kind="endpoint", factory=lambda m=llm: m,
+                                           abilities=dict(llm.abilities), context_size=128_000))
+    window.open_compare()
+    compare = window.compare_window
+    compare.resize(1280, 800)
+    compare.prompt.setPlainText("What is 17.5% of 2,340?")
+    compare.set_checked(window.ctx.registry.names())
+    compare.run()
+    await compare.wait_idle()
+    await settle()
+    grab(compare, "05-compare.png")
+    compare.close()
+
+
 def _is_blank(path: Path) -> bool:
     from PySide6.QtGui import QImage
 
@@ -86,6 +117,7 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
 
     settings = Settings()
     registry = build_registry(settings)
+    scripted = None
     if not real:  # the scripted model stands in for the bundled one, under its name
         from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
 
@@ -146,6 +178,9 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
     await settle()
     grab(window.settings_dialog, "04-settings.png")
     window.settings_dialog.reject()
+
+    if not real:  # the real run has only the bundled model: nothing to compare it with
+        await _compare_shot(window, scripted, grab, settle)
     window.close()
     await window.controller.wait_idle()
     await ctx.aclose()

@@ -33,9 +33,13 @@ if TYPE_CHECKING:
 
 Status = Literal["waiting", "loading", "running", "done", "error", "stopped"]
 
-_STATUS_TEXT = {"waiting": "waiting for its turn", "loading": "loading the model…",
-                "running": "running…", "done": "done ✓", "error": "failed — see below",
-                "stopped": "stopped"}
+# Short: the strip is narrow; what went wrong is spelled out in the column below it.
+_STATUS_TEXT = {"waiting": "waiting", "loading": "loading…", "running": "running…",
+                "done": "done ✓", "error": "failed ⚠", "stopped": "stopped"}
+_STATUS_TIPS = {"waiting": "Local models run one after another: this one waits for its turn.",
+                "loading": "The model is being loaded.", "running": "The model is working.",
+                "done": "The model answered.", "error": "What went wrong is shown below.",
+                "stopped": "Stopped with the Stop button; what was written so far stays."}
 
 #: The metrics strip, in display order: key → label.
 METRICS = (("ttft", "First token"), ("tps", "Tokens/s"), ("total", "Total time"),
@@ -52,25 +56,28 @@ class MetricsStrip(QFrame):
         grid.setContentsMargins(8, 6, 8, 6)
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(0)
-        self.values: dict[str, QLabel] = {}
+        self.values: dict[str, ElidedLabel] = {}
         for index, (key, label) in enumerate(METRICS):
             row, col = divmod(index, 3)
             caption = QLabel(label)
             caption.setObjectName("Muted")
-            value = QLabel("–")
+            # Elided, not clipped, when a column is narrow; the tooltip has the full value.
+            value = ElidedLabel(self)
             value.setObjectName("CompareValue")
-            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            value.set_full_text("–")
             grid.addWidget(caption, row * 2, col)
             grid.addWidget(value, row * 2 + 1, col)
             self.values[key] = value
         for col in range(3):
             grid.setColumnStretch(col, 1)
 
-    def set(self, key: str, text: str) -> None:
-        self.values[key].setText(text)
+    def set(self, key: str, text: str, tooltip: str = "") -> None:
+        self.values[key].set_full_text(text)
+        self.values[key].setToolTip(tooltip or text)
 
     def text(self, key: str) -> str:
-        return self.values[key].text()
+        """The full value (what is shown may end in "…")."""
+        return self.values[key].full_text()
 
 
 class CompareColumn(QFrame):
@@ -81,7 +88,7 @@ class CompareColumn(QFrame):
         super().__init__(parent)
         self.setObjectName("CompareColumn")
         self.name = name
-        self.setMinimumWidth(280)
+        self.setMinimumWidth(300)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -138,7 +145,7 @@ class CompareColumn(QFrame):
     # --- state -----------------------------------------------------------------------------------
     def set_status(self, status: Status, detail: str = "") -> None:
         self.status = status
-        self.metrics.set("status", detail or _STATUS_TEXT[status])
+        self.metrics.set("status", detail or _STATUS_TEXT[status], _STATUS_TIPS[status])
         self.setProperty("status", status)
         # A dynamic property only restyles (the red border of a failed column) on re-polish.
         self.style().unpolish(self)
@@ -162,7 +169,7 @@ class CompareColumn(QFrame):
         self._clock.stop()
         self.turn.thinking.stop()
         self.turn.end_answer()
-        self.set_status("stopped", "stopped" if self._started else "stopped before it started")
+        self.set_status("stopped", "stopped" if self._started else "not started")
 
     # --- events ----------------------------------------------------------------------------------
     def on_event(self, event: Event) -> None:

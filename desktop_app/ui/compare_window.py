@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -62,6 +62,8 @@ def _stylesheet() -> str:
 #CompareScroll, #CompareBody {{ background: {p.surface}; border: none;
                                 border-bottom-left-radius: 8px; border-bottom-right-radius: 8px; }}
 #CompareColumns {{ background: {p.window}; }}
+QPushButton#Danger:disabled {{ background: transparent; color: {p.text_muted};
+                              border: 1px solid {p.border}; }}
 """
 
 
@@ -89,7 +91,9 @@ class CompareWindow(QWidget):
         self.prompt.setPlaceholderText("One prompt for every ticked model… (Ctrl+Enter runs)")
         self.prompt.textChanged.connect(self._update_buttons)
         self.models = QListWidget()
-        self.models.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # Long names wrap inside the list instead of widening it (the tooltip says it all).
+        self.models.setWordWrap(True)
+        self.models.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.models.setToolTip("Tick two or more models to compare")
         self.models.itemChanged.connect(lambda _item: self._update_buttons())
         self.hint = QLabel()
@@ -151,7 +155,6 @@ class CompareWindow(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
-        self.setStyleSheet(_stylesheet())
 
         QShortcut(QKeySequence("Ctrl+Return"), self).activated.connect(self.run)
         QShortcut(QKeySequence("Ctrl+Enter"), self).activated.connect(self.run)
@@ -312,6 +315,11 @@ class CompareWindow(QWidget):
         self.task = None
         self._update_buttons()
         self.run_finished.emit()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        # The theme may have changed (Settings, system dark mode) since the window was made.
+        self.setStyleSheet(_stylesheet())
+        super().showEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.stop()

@@ -133,7 +133,7 @@ def test_a_failing_model_shows_its_error_while_the_other_completes(loop, open_co
 
     failed, fine = window.columns["broken"], window.columns["hosted"]
     assert failed.status == "error"
-    assert failed.metrics.text("status") == "failed — see below"
+    assert failed.metrics.text("status") == "failed ⚠"
     assert any("could not be reached" in e and "check the base URL" in e
                for e in failed.error_texts())
     assert failed.turn.errors[0].isVisible()
@@ -189,7 +189,7 @@ def test_stop_cancels_every_model_and_keeps_what_was_written(loop, open_compare,
     assert took < 1.0
     columns = window.columns
     assert [c.status for c in columns.values()] == ["stopped", "stopped", "stopped"]
-    assert columns["second"].metrics.text("status") == "stopped before it started"
+    assert columns["second"].metrics.text("status") == "not started"
     assert second.requests == []
     for name in ("first", "hosted"):
         partial = columns[name].answer_text()
