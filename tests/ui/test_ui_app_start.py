@@ -69,7 +69,7 @@ def test_run_app_opens_the_window_on_the_bundled_model_and_exits_cleanly(tmp_pat
 
 def test_screenshot_script_saves_non_blank_pngs(tmp_path) -> None:
     out = tmp_path / "shots"
-    # The way CI calls it: one .png path; all four shots land next to it.
+    # The way CI calls it: one .png path; all the shots land next to it.
     proc = subprocess.run([sys.executable, "packaging/screenshot.py", str(out / "screenshot.png")],
                           cwd=ROOT, env=_env(tmp_path / "home"), capture_output=True,
                           text=True, timeout=300)
@@ -77,7 +77,7 @@ def test_screenshot_script_saves_non_blank_pngs(tmp_path) -> None:
     report = json.loads(proc.stdout[proc.stdout.index("{"):])
     names = sorted(Path(p).name for p in report["screenshots"])
     assert names == ["01-first-launch.png", "02-conversation.png", "03-artifact-pane.png",
-                     "04-settings.png", "screenshot.png"]
+                     "04-settings.png", "05-compare.png", "screenshot.png"]
     assert report["blank"] == []
     for name in names:
         assert (out / name).stat().st_size > 10_000
