@@ -52,14 +52,17 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def parse_action(content: str, reasoning_content: str | None = None) -> Action:
+def parse_action(content: str, reasoning_content: str | None = None, *,
+                 cut_off: bool = False) -> Action:
     """The action in ``content``; the sentinel when there is none.
 
     Small models drift from the format, so common variants are accepted (``tool_name``,
     ``arguments``, a missing ``type``). ``reasoning_content`` fills an empty ``reasoning``.
+    A reply that stopped by itself one ``}`` short is closed and used; one ``cut_off`` by
+    the token limit is not (its last value is unfinished: a runaway "5700000…" answer), so
+    it gets the reformat request instead.
     """
-    # Small models often stop one '}' short; the action is validated below anyway.
-    data = extract_json(content, close_truncated=True)
+    data = extract_json(content, close_truncated=not cut_off)
     fallback_reasoning = (reasoning_content or "").strip()
     if data is None:
         return Action(kind="final_answer", answer=content.strip(), reasoning=UNPARSED_REASONING)
@@ -115,9 +118,11 @@ async def run_json(state: RunState) -> None:
         await state.enforce_budget()
         state.iterations = iteration
         await state.emit(ThinkingStart(iteration=iteration))
-        reply = (await state.chat(response_format=response_format)).message
+        result = await state.chat(response_format=response_format)
+        reply = result.message
         content = reply.content or ""
-        action = parse_action(content, reply.reasoning_content)
+        action = parse_action(content, reply.reasoning_content,
+                              cut_off=result.finish_reason == "length")
         state.messages.append(ChatMessage.assistant(content,
                                                     reasoning_content=reply.reasoning_content))
         await state.emit(ThinkingDone(iteration=iteration, reasoning=action.reasoning))
