@@ -142,23 +142,41 @@ def iter_balanced_objects(text: str, limit: int = _MAX_CANDIDATES) -> list[str]:
     return found
 
 
+class _OutsideStrings:
+    """The characters of ``text[start:]`` outside JSON strings, with their indexes.
+
+    After iterating, ``in_string``/``escaped`` tell whether the text ended inside a string
+    (and right after a backslash). Shared by the balanced-object scan and the closing of
+    truncated objects, so both agree on what counts as inside a string.
+    """
+
+    def __init__(self, text: str, start: int) -> None:
+        self.text = text
+        self.start = start
+        self.in_string = False
+        self.escaped = False
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        text = self.text
+        for i in range(self.start, len(text)):
+            ch = text[i]
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif ch == "\\":
+                    self.escaped = True
+                elif ch == '"':
+                    self.in_string = False
+            elif ch == '"':
+                self.in_string = True
+            else:
+                yield i, ch
+
+
 def _balanced_end(text: str, start: int) -> int | None:
     depth = 0
-    in_string = False
-    escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch in "{[":
+    for i, ch in _OutsideStrings(text, start):
+        if ch in "{[":
             depth += 1
         elif ch in "}]":
             depth -= 1
@@ -180,20 +198,9 @@ def complete_truncated(text: str) -> str | None:
     if start == -1:
         return None
     stack: list[str] = []
-    in_string = False
-    escaped = False
-    for ch in text[start:]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch in "{[":
+    scan = _OutsideStrings(text, start)
+    for _, ch in scan:
+        if ch in "{[":
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]":
             if not stack or stack.pop() != ch:
@@ -203,8 +210,8 @@ def complete_truncated(text: str) -> str | None:
     if not stack:
         return None
     body = text[start:].rstrip()
-    if in_string:
-        body += "\\" if escaped else ""
+    if scan.in_string:
+        body += "\\" if scan.escaped else ""
         body += '"'
     return body.rstrip(",") + "".join(reversed(stack))
 
