@@ -86,6 +86,14 @@ class ZeroLatencyLLM(LLM):
         else:
             self.loop_calls += 1
             reply = self._final if self.loop_calls >= ITERATIONS else self._action
+            # Each call asks for something new (the engine does not re-run exact repeats).
+            reply = reply.model_copy(deep=True)
+            if reply.message.tool_calls:
+                reply.message.tool_calls[0].arguments = json.dumps(
+                    {"text": f"hello {self.loop_calls}", "count": 3})
+            elif reply is not self._final and not self.native:
+                reply.message.content = reply.message.content.replace(
+                    '"hello"', f'"hello {self.loop_calls}"')
         self.llm_time += time.perf_counter() - started
         self.llm_cpu += time.process_time() - cpu_started
         return reply

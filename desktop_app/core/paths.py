@@ -49,3 +49,8 @@ def models_dir() -> Path:
     path = data_dir() / "models"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def resources_dir() -> Path:
+    """Icons, templates and the evaluation suites shipped with the app."""
+    return Path(__file__).resolve().parents[2] / "resources"

@@ -130,7 +130,7 @@ async def test_args_as_json_text_of_an_object_are_accepted() -> None:
 
 
 async def test_schema_violation_is_reported_with_the_expected_shape() -> None:
-    llm = ScriptedLLM([json_action("calculator", {"expr": "1+1"}), json_final("?")])
+    llm = ScriptedLLM([json_action("calculator", {"terms": [1, 1]}), json_final("?")])
     result = await ReActAgent(llm, registry()).run("1+1")
     error = result.steps[0].error
     assert error is not None and "expression" in error

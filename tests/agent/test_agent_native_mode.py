@@ -127,7 +127,8 @@ async def test_reasoning_content_is_the_answer_when_content_is_empty() -> None:
 
 
 async def test_native_max_iterations_summary() -> None:
-    llm = native_llm(default=tool_call_reply(("calculator", {"expression": "1+1"})))
+    llm = native_llm(*[tool_call_reply(("calculator", {"expression": f"1+{n}"}))
+                       for n in range(4)])
     result = await ReActAgent(llm, registry(), max_iterations=4).run("loop")
     assert result.iterations == 4 and len(result.steps) == 4
     assert result.stop_reason == "max_iterations"
@@ -155,3 +156,30 @@ async def test_constrained_local_model_gets_the_action_schema_in_json_mode() -> 
     assert schema["properties"]["tool"]["enum"] == ["calculator", "current_time",
                                                     "create_html_artifact"]
     assert schema["properties"]["type"]["enum"] == ["tool_call", "final_answer"]
+
+
+async def test_a_call_that_repeats_the_last_one_ends_the_loop_without_running_again() -> None:
+    call = tool_call_reply(("calculator", {"expression": "6*7"}))
+    llm = native_llm(call, call, ChatMessage.assistant("never asked"))
+    result = await ReActAgent(llm, registry()).run("6*7?")
+    assert [s.tool for s in result.steps] == ["calculator"]  # run once, not twice
+    assert result.stop_reason == "final_answer" and "42" in result.answer
+    assert len(llm.requests) == 2
+
+
+async def test_computing_the_number_just_given_counts_as_done() -> None:
+    llm = native_llm(tool_call_reply(("calculator", {"expression": "12.5+3.2"})),
+                     tool_call_reply(("calculator", {"expression": "15.7"})))
+    result = await ReActAgent(llm, registry()).run("sum?")
+    assert len(result.steps) == 1 and "15.7" in result.answer
+
+
+async def test_a_repeated_read_is_not_a_repeat_after_something_changed() -> None:
+    from desktop_app.core.agent.result import StepRecord, find_repeat
+
+    read = StepRecord(tool="read_file", args={"path": "a"}, observation="x", error=None,
+                      elapsed=0, iteration=1)
+    write = StepRecord(tool="write_file", args={"path": "a"}, observation="ok", error=None,
+                       elapsed=0, iteration=2, changed_something=True)
+    assert find_repeat([read], "read_file", '{"path": "a"}') is read
+    assert find_repeat([read, write], "read_file", {"path": "a"}) is None

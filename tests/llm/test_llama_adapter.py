@@ -190,10 +190,14 @@ def test_kv_cache_is_reused_when_the_prompt_extends(bundled_llm: LlamaCppLLM) ->
     assert warm.prompt_eval_ms < cold.prompt_eval_ms
 
 
-def test_default_abilities_are_plain_text(bundled_llm: LlamaCppLLM) -> None:
+def test_default_abilities_use_the_template_s_trained_tool_format(
+        bundled_llm: LlamaCppLLM, bundled_model_path: Path) -> None:
     abilities = bundled_llm.abilities
-    assert abilities["tool_call"] is False and abilities["json_mode"] is False
+    assert bundled_llm.tool_style == "hermes"  # Qwen's template knows <tool_call>
+    assert abilities["tool_call"] is True and abilities["json_mode"] is False
     assert abilities["streaming"] is True and bundled_llm.context_size == 4096
+    plain = LlamaCppLLM(bundled_model_path, native_tools=False)
+    assert plain.abilities["tool_call"] is False and plain.tool_style is None
 
 
 def test_constrained_json_always_parses(bundled_model_path: Path) -> None:
@@ -224,11 +228,28 @@ def test_tools_and_tool_messages_do_not_break_a_local_model(bundled_llm: LlamaCp
                ChatMessage.tool("sunny", tool_call_id="1", name="get_weather_xyz"),
                ChatMessage.user("So, is it sunny?")]
     result = asyncio.run(bundled_llm.chat(history, tools=[tool], tool_choice="auto",
-                                          max_tokens=6))
-    assert result.message.content and not result.message.tool_calls
+                                          max_tokens=30))
+    assert result.message.content or result.message.tool_calls
     prompt = bundled_llm.last_prompt
-    assert "Result of tool 'get_weather_xyz'" in prompt and "sunny" in prompt
-    assert '"description": "w"' not in prompt  # the tool list itself was not sent
+    # Qwen's own format: the tool list in the system turn, results as <tool_response>.
+    assert '"name": "get_weather_xyz"' in prompt and "<tool_response>\nsunny" in prompt
+
+
+def test_a_template_without_tool_support_gets_tool_messages_as_text(
+        bundled_model_path: Path) -> None:
+    llm = LlamaCppLLM(bundled_model_path, context_size=2048, native_tools=False)
+    history = [ChatMessage.user("Weather?"),
+               ChatMessage.assistant("", tool_calls=[ToolCall(id="1", name="get_weather_xyz")]),
+               ChatMessage.tool("sunny", tool_call_id="1", name="get_weather_xyz"),
+               ChatMessage.user("So, is it sunny?")]
+    try:
+        result = asyncio.run(llm.chat(history, max_tokens=6))
+        assert result.message.content and not result.message.tool_calls
+        prompt = llm.last_prompt
+        assert "Result of tool 'get_weather_xyz'" in prompt and "sunny" in prompt
+        assert "<tools>" not in prompt
+    finally:
+        asyncio.run(llm.aclose())
 
 
 def test_count_tokens_uses_the_model_tokenizer(bundled_llm: LlamaCppLLM) -> None:

@@ -13,7 +13,7 @@ import asyncio
 
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
 from desktop_app.core.agent.prompts import native_observation
-from desktop_app.core.agent.result import StepRecord
+from desktop_app.core.agent.result import StepRecord, draft_from_steps, find_repeat
 from desktop_app.core.agent.state import RunState
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 
@@ -32,24 +32,53 @@ def _normalise_calls(calls: list[ToolCall], iteration: int) -> list[ToolCall]:
     return out
 
 
+def _repeats(state: RunState, calls: list[ToolCall]) -> bool:
+    """True when every call only repeats earlier work: the model has nothing new to do
+    (small models keep calling tools instead of answering), so the loop ends there."""
+    for call in calls:
+        read_only = call.name in state.registry and state.registry.get(call.name).read_only
+        if find_repeat(state.steps, call.name, call.arguments, read_only=read_only) is None:
+            return False
+    return True
+
+
 async def run_native(state: RunState) -> None:
-    """The native-mode tool loop; fills ``state`` (answer, steps, stop reason)."""
+    """The native-mode tool loop; fills ``state`` (answer, steps, stop reason).
+
+    With an answer sink (``state.answer_sink``) and a streaming model each call is
+    streamed: before any tool ran, a text reply goes to the user as it is generated (it is
+    the answer, and is not generated again); once tools ran, the call stops as soon as the
+    reply is known to be text, and synthesis writes the answer from the trace — unless
+    ``state.continue_after_tools``, where that reply is streamed as the answer too.
+    """
     assert state.executor is not None
     specs = state.registry.specs() or None
+    streaming = state.answer_sink is not None and bool(state.llm.abilities.get("streaming"))
     for iteration in range(1, state.max_iterations + 1):
         await state.enforce_budget(specs)
         state.iterations = iteration
         await state.emit(ThinkingStart(iteration=iteration))
-        reply = (await state.chat(tools=specs)).message
+        cut_short = live = False
+        if streaming:
+            live = not state.steps or state.continue_after_tools
+            reply, cut_short = await state.stream_turn(
+                tools=specs, live=live, stop_at_answer=not live and state.stop_early)
+        else:
+            reply = (await state.chat(tools=specs)).message
         calls = _normalise_calls(list(reply.tool_calls), iteration)
-        state.messages.append(ChatMessage.assistant(
-            reply.content or "", tool_calls=calls, reasoning_content=reply.reasoning_content))
+        if not cut_short:
+            state.messages.append(ChatMessage.assistant(
+                reply.content or "", tool_calls=calls, reasoning_content=reply.reasoning_content))
         # With tool calls, text next to them is the model's reasoning; without, it is the answer.
         reasoning = (reply.reasoning_content or "").strip()
         if calls and not reasoning:
             reasoning = (reply.content or "").strip()
         await state.emit(ThinkingDone(iteration=iteration, reasoning=reasoning))
 
+        if calls and _repeats(state, calls):
+            state.messages.pop()  # the repeated request is not part of the trace
+            calls = []
+            cut_short = True  # the answer comes from synthesis, as after a text reply
         if not calls:
             injected = state.drain_interrupts()
             if injected:
@@ -57,7 +86,12 @@ async def run_native(state: RunState) -> None:
                 if iteration < state.max_iterations:
                     continue  # suppress the pending answer, keep going
                 # No iteration left: keep the answer; synthesis answers the interrupt.
-            state.answer = (reply.content or "").strip() or (reply.reasoning_content or "").strip()
+            state.answer = "" if cut_short else ((reply.content or "").strip()
+                                                  or (reply.reasoning_content or "").strip())
+            if not cut_short:
+                state.answer_streamed = live and bool(state.streamed.strip()) and not injected
+            if not state.answer:
+                state.answer = draft_from_steps(state.steps)  # fallback if synthesis fails
             state.stop_reason = "final_answer"
             await state.emit(AnswerSignal())
             return

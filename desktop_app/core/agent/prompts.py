@@ -15,6 +15,12 @@ DEFAULT_SYSTEM_PROMPT = (
     "current date and time, files); never invent tool results."
 )
 
+#: System prompt of a "conversation" synthesis (the loop's conversation, no tools offered).
+#: No word about tools: told about them, the bundled 0.5B model printed a call as JSON
+#: instead of answering.
+ANSWER_SYSTEM_PROMPT = ("You are a helpful assistant running privately on the user's computer. "
+                        "Be accurate and concise.")
+
 JSON_MODE_INSTRUCTIONS = """\
 {tools}
 

@@ -9,7 +9,7 @@ every call of a run; another model means another agent.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from desktop_app.core.agent.events import Phase
 from desktop_app.core.agent.guard import ContextGuardLike
@@ -17,6 +17,7 @@ from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.agent.json_mode import Action, parse_action, run_json
 from desktop_app.core.agent.native_mode import run_native
 from desktop_app.core.agent.prompts import (
+    ANSWER_SYSTEM_PROMPT,
     DEFAULT_SYSTEM_PROMPT,
     history_for_json,
     json_system_prompt,
@@ -28,17 +29,17 @@ from desktop_app.core.agent.selection import (
     TOOL_SELECTION_THRESHOLD,
     select_tools,
 )
-from desktop_app.core.agent.state import EventSink, RunState
+from desktop_app.core.agent.state import AnswerSink, EventSink, RunState
 from desktop_app.core.agent.synthesis import (
     SYNTHESIS_SYSTEM_PROMPT,
-    max_iterations_summary,
+    continuation_messages,
     fitted_synthesis_messages,
+    max_iterations_summary,
 )
 from desktop_app.core.agent.tool_exec import Confirmer, ToolExecutor
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.tools.base import Tool, ToolRegistry
-
 
 #: Cap on one tool-loop reply. A loop reply is a JSON action or a tool call; without a cap a
 #: small local model stuck repeating itself generates until its context is full (minutes).
@@ -53,6 +54,13 @@ class ReActAgent:
     runs; a denial becomes an error observation. ``context_guard`` keeps every loop call
     inside the model's context window. ``tool_timeout`` (seconds) stops a tool that hangs;
     the model sees that as an error observation.
+
+    ``after_tools`` decides who writes the answer once tools ran: ``"synthesize"`` (SPEC §4,
+    phase 2) or ``"continue"`` (the model's next text reply is streamed as the answer).
+    ``synthesis``: ``"separate"`` is the seed's prompt (a synthesiser's system prompt and the
+    trace as text); ``"shared_prefix"`` continues the loop's conversation with its tools
+    (a local model's KV cache covers all of it) and a text-only constraint;
+    ``"conversation"`` continues it with the base system prompt and no tools.
     """
 
     def __init__(
@@ -73,6 +81,9 @@ class ReActAgent:
         max_observation_chars: int = 16_000,
         tool_timeout: float | None = None,
         synthesis_system_prompt: str = SYNTHESIS_SYSTEM_PROMPT,
+        after_tools: Literal["synthesize", "continue"] = "synthesize",
+        synthesis: Literal["separate", "shared_prefix", "conversation"] = "separate",
+        answer_system_prompt: str = ANSWER_SYSTEM_PROMPT,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -91,6 +102,9 @@ class ReActAgent:
         self.max_observation_chars = max_observation_chars
         self.tool_timeout = tool_timeout
         self.synthesis_system_prompt = synthesis_system_prompt
+        self.after_tools = after_tools
+        self.synthesis = synthesis
+        self.answer_system_prompt = answer_system_prompt
 
     @property
     def llm(self) -> LLM:
@@ -112,8 +126,12 @@ class ReActAgent:
     # --- phase 1 ---------------------------------------------------------------------------
     async def run(self, query: str, *, history: Sequence[ChatMessage] = (),
                   interrupt_queue: InterruptQueue | None = None,
-                  on_event: EventSink | None = None) -> AgentResult:
+                  on_event: EventSink | None = None,
+                  on_answer: AnswerSink | None = None) -> AgentResult:
         """The tool loop for ``query`` after ``history``; returns the trace and brief answer.
+
+        ``on_answer`` receives a final answer's text while it is generated (when the model
+        can stream); ``AgentResult.answer_streamed`` then says synthesis must not run.
 
         Tool failures become observations. LLM errors propagate (with the partial result
         attached: ``desktop_app.core.agent.partial_result(exc)``) so the caller can report
@@ -124,7 +142,9 @@ class ReActAgent:
                          mode="native" if native else "json", max_iterations=self.max_iterations,
                          sink=on_event, interrupt_queue=interrupt_queue,
                          guard=self.context_guard, temperature=self.temperature,
-                         max_tokens=self.max_tokens)
+                         max_tokens=self.max_tokens, answer_sink=on_answer,
+                         continue_after_tools=self.after_tools == "continue",
+                         stop_early=self._llm.reuses_prompt_prefix)
         try:
             await self._select(state)
             state.executor = ToolExecutor(state.registry, state.emit, confirm=self.confirm,
@@ -182,11 +202,23 @@ class ReActAgent:
 
         When the stream finishes, its usage is added to ``result.usage``.
         """
-        messages = fitted_synthesis_messages(self._llm, query, result,
-                                             self.synthesis_system_prompt,
-                                             self.synthesis_max_tokens)
+        tools = None
+        messages = None
+        if self.synthesis == "shared_prefix":
+            messages = continuation_messages(self._llm, result, self.synthesis_max_tokens)
+            tools = result.loop_tools
+        elif self.synthesis == "conversation":
+            messages = continuation_messages(self._llm, result, self.synthesis_max_tokens,
+                                             system_prompt=self.answer_system_prompt)
+        if messages is None:
+            tools = None
+            messages = fitted_synthesis_messages(self._llm, query, result,
+                                                 self.synthesis_system_prompt,
+                                                 self.synthesis_max_tokens)
         usage = None
-        stream = self._llm.stream_chat(messages, temperature=self.temperature,
+        stream = self._llm.stream_chat(messages, tools=tools,
+                                       tool_choice="none" if tools else None,
+                                       temperature=self.temperature,
                                        max_tokens=self.synthesis_max_tokens)
         try:
             async for chunk in stream:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,6 +30,8 @@ class StepRecord:
     artifacts: list[Artifact] = field(default_factory=list)
     iteration: int = 0
     call_id: str | None = None
+    #: The tool may have changed something (it is not read-only).
+    changed_something: bool = False
 
     @property
     def ok(self) -> bool:
@@ -65,11 +69,75 @@ class AgentResult:
     #: Tool names chosen by tool selection; None when selection did not run or fell back.
     selected_tools: list[str] | None = None
     synthesis_usage: Usage | None = None
+    #: Answer text the loop already streamed to the user while it was generated.
+    streamed: str = ""
+    #: The loop's final answer is that streamed text: synthesis must not write it again.
+    answer_streamed: bool = False
+    #: The tool specs of the loop's last call (a prefix-sharing synthesis repeats them).
+    loop_tools: list[dict[str, Any]] | None = None
 
     @property
     def artifacts(self) -> list[Artifact]:
         """All artifacts of all steps, in order."""
         return [artifact for step in self.steps for artifact in step.artifacts]
+
+
+def _canonical(args: Any) -> Any:
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            return args.strip()
+    return json.dumps(args, sort_keys=True, ensure_ascii=False)
+
+
+_NUMBER_ONLY = re.compile(r"^\s*[-+]?\d[\d,]*(\.\d+)?\s*$")
+
+
+def find_repeat(steps: list[StepRecord], tool: str, args: Any, *,
+                read_only: bool = True) -> StepRecord | None:
+    """The earlier step this call merely repeats, if any.
+
+    Small models loop: they call again with exactly the same arguments, or "compute" the
+    number they were just given (``calculator("60.7")``). A read-only call repeats an
+    earlier identical one as long as no tool that changes things ran in between (reading a
+    file again after writing it is meant); any call repeats one of the previous iteration.
+    """
+    if not steps:
+        return None
+    wanted = _canonical(args)
+    if tool == "calculator" and isinstance(args, dict | str):
+        expression = args.get("expression") if isinstance(args, dict) else _loads(args)
+        if isinstance(expression, str) and _NUMBER_ONLY.match(expression):
+            return steps[-1]  # nothing left to compute: the model is done
+    last_iteration = steps[-1].iteration
+    for step in reversed(steps):
+        if not read_only and step.iteration != last_iteration:
+            break
+        if step.tool == tool and step.error is None and _canonical(step.args) == wanted:
+            return step
+        if step.changed_something:
+            break
+    return None
+
+
+def _loads(text: str) -> Any:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value.get("expression") if isinstance(value, dict) else None
+
+
+def draft_from_steps(steps: list[StepRecord], limit: int = 2_000) -> str:
+    """A plain answer made of the last tool results, for when synthesis cannot write one."""
+    good = [s for s in steps if s.error is None and s.observation.strip()]
+    if not good:
+        return ""
+    last_iteration = good[-1].iteration
+    texts = [s.observation.strip() for s in good if s.iteration == last_iteration]
+    text = "\n\n".join(texts)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def attach_partial_result(exc: BaseException, result: AgentResult) -> None:

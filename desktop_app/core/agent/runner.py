@@ -104,29 +104,55 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
                     elapsed=round(time.perf_counter() - started, 4),
                     model=agent.llm.model_id, **extra)
 
+    answer_started = False
+
+    async def start_answer() -> None:
+        nonlocal answer_started
+        if not answer_started:
+            answer_started = True
+            await send(AnswerStart())
+
+    async def live_answer(text: str) -> None:
+        # The loop streams a direct answer as it is generated (no second generation).
+        await start_answer()
+        deltas.append(text)
+        await send(AnswerDelta(content=text))
+
     try:
         result = await agent.run(query, history=history, interrupt_queue=interrupt_queue,
-                                 on_event=send)
+                                 on_event=send, on_answer=live_answer)
         late = interrupt_queue.drain() if interrupt_queue is not None else []
         if late:
             # Arrived after the loop's last drain but before synthesis: answer them now.
             result.interrupts.extend(late)
             result.messages.append(interrupt_message(late))
+            result.answer_streamed = False
             for text in late:
                 await send(Inject(content=text))
 
-        await send(AnswerStart())
+        if result.answer_streamed:
+            await send(AnswerDone())
+            done = finish()
+            await send(done)
+            return RunOutcome(answer=done.answer, result=result, done=done)
+
+        await start_answer()
         synthesis_error: BaseException | None = None
+        separator = "\n\n" if "".join(deltas).strip() else ""
         try:
             async for delta in agent.stream_answer(query, result):
+                if separator and delta.strip():
+                    delta, separator = separator + delta.lstrip(), ""
+                elif separator:
+                    continue
                 deltas.append(delta)
                 await send(AnswerDelta(content=delta))
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - synthesis is UX, not correctness: fall back once
+        except Exception as exc:
             synthesis_error = exc
             log.warning("synthesis failed, falling back to the loop's answer: %s", exc)
-        failed = synthesis_error is not None or not "".join(deltas).strip()
+        failed = synthesis_error is not None or not "".join(deltas)[len(result.streamed):].strip()
         if synthesis_error is not None:
             await send(ErrorEvent(
                 message=f"Writing the final answer failed ({error_message(synthesis_error)}); "
@@ -138,6 +164,15 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
                 deltas.append(extra)
                 await send(AnswerDelta(content=extra))
         await send(AnswerDone())
+        if not "".join(deltas).strip():
+            # Never report an empty answer as a success.
+            message = (f"The model '{agent.llm.model_id}' gave an empty answer. Try again, "
+                       "rephrase the question, or pick another model.")
+            await send(ErrorEvent(message=message, kind="empty_answer"))
+            done = finish(error=message)
+            await send(done)
+            return RunOutcome(answer=done.answer, result=result, done=done, error=message,
+                              synthesis_failed=failed)
         done = finish()
         await send(done)
         return RunOutcome(answer=done.answer, result=result, done=done, synthesis_failed=failed)

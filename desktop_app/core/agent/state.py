@@ -6,8 +6,9 @@ usage, emit events and inject interrupts the same way.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,11 +19,13 @@ from desktop_app.core.agent.result import AgentResult, StepRecord, StopReason
 from desktop_app.core.agent.tool_exec import ToolExecutor
 from desktop_app.core.errors import ContextOverflowError
 from desktop_app.core.llm.base import LLM, ToolSpec
-from desktop_app.core.llm.types import ChatMessage, LLMResult, Usage
+from desktop_app.core.llm.types import ChatMessage, LLMResult, StreamChunk, ToolCall, Usage
 from desktop_app.core.tools.base import ToolRegistry
 
 #: ``on_event`` may be a plain function or a coroutine function.
 EventSink = Callable[[Event], Any]
+#: Receives the visible text of a final answer while the loop's call is still generating.
+AnswerSink = Callable[[str], Awaitable[None]]
 
 
 @dataclass
@@ -49,6 +52,19 @@ class RunState:
     stop_reason: StopReason = "final_answer"
     selected_tools: list[str] | None = None
     budget: int | None = None
+    #: Where a final answer streams as it is generated (None: the loop does not stream).
+    answer_sink: AnswerSink | None = None
+    #: Text already sent to ``answer_sink`` in this run.
+    streamed: str = ""
+    #: Tool specs of the last loop call (synthesis repeats them to share the prompt prefix).
+    loop_tools: list[ToolSpec] | None = None
+    #: The final answer is the text streamed live (set by the loop that produced it).
+    answer_streamed: bool = False
+    #: After tools ran, stream the model's next text reply as the answer (no synthesis).
+    continue_after_tools: bool = False
+    #: After tools ran, stop a reply once it is known to be text (synthesis follows): for
+    #: local models, where every generated token costs the user time.
+    stop_early: bool = False
 
     async def emit(self, event: Event) -> None:
         if self.sink is None:
@@ -99,10 +115,11 @@ class RunState:
                                     kept_messages=result.kept_count))
 
     async def chat(self, *, tools: list[ToolSpec] | None = None,
-                   response_format: dict[str, Any] | None = None) -> LLMResult:
+                   response_format: dict[str, Any] | None = None,
+                   tool_choice: str | None = None) -> LLMResult:
         """One non-streaming loop call; one forced compaction + retry on context overflow."""
         try:
-            result = await self._chat_once(tools, response_format)
+            result = await self._chat_once(tools, response_format, tool_choice)
         except ContextOverflowError as exc:
             if self.guard is None:
                 raise ContextOverflowError(
@@ -112,7 +129,7 @@ class RunState:
                 ) from exc
             await self.enforce_budget(tools, force=True)
             try:
-                result = await self._chat_once(tools, response_format)
+                result = await self._chat_once(tools, response_format, tool_choice)
             except ContextOverflowError as again:
                 raise ContextOverflowError(
                     f"The conversation does not fit into the context window of "
@@ -124,9 +141,74 @@ class RunState:
         self.usage = self.usage + result.usage
         return result
 
+    async def stream_turn(self, *, tools: list[ToolSpec] | None, live: bool,
+                          stop_at_answer: bool,
+                          tool_choice: str | None = None) -> tuple[ChatMessage, bool]:
+        """One loop call, streamed: ``(reply, cut_short)``.
+
+        ``live``: visible text goes to ``answer_sink`` as it arrives (a direct answer is
+        then never generated twice). ``stop_at_answer``: as soon as the reply is known to be
+        text rather than a tool call, generation stops (synthesis will write the answer) and
+        ``cut_short`` is True. Context overflow is handled like ``chat``.
+        """
+        self.loop_tools = tools
+        try:
+            return await self._stream_once(tools, live, stop_at_answer, tool_choice)
+        except ContextOverflowError:
+            if self.guard is None or self.streamed:
+                raise
+            await self.enforce_budget(tools, force=True)
+            return await self._stream_once(tools, live, stop_at_answer, tool_choice)
+
+    async def _stream_once(self, tools: list[ToolSpec] | None, live: bool,
+                           stop_at_answer: bool,
+                           tool_choice: str | None) -> tuple[ChatMessage, bool]:
+        parts: list[str] = []
+        reasoning: list[str] = []
+        calls: list[ToolCall] = []
+        usage: Usage | None = None
+        cut_short = False
+        stream = self.llm.stream_chat(self.messages, tools=tools, tool_choice=tool_choice,
+                                      temperature=self.temperature, max_tokens=self.max_tokens)
+        agen: AsyncGenerator[StreamChunk, None] = stream  # type: ignore[assignment]
+        async with contextlib.aclosing(agen):
+            async for chunk in agen:
+                if chunk.reasoning:
+                    reasoning.append(chunk.reasoning)
+                calls.extend(chunk.tool_calls)
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                if not chunk.content:
+                    continue
+                parts.append(chunk.content)
+                if stop_at_answer and not calls and "".join(parts).strip():
+                    cut_short = True
+                    break
+                if live and self.answer_sink is not None:
+                    text = chunk.content
+                    if len(parts) == 1 and self.streamed.strip():
+                        text = "\n\n" + text.lstrip()  # a new reply after earlier text
+                    self.streamed += text
+                    await self.answer_sink(text)
+        if usage is None:
+            # A call stopped early reports no usage; count its prompt as the guard would.
+            usage = Usage.of(self._estimate_prompt(tools), len(parts))
+        self.usage = self.usage + usage
+        reply = ChatMessage.assistant("".join(parts), tool_calls=calls,
+                                      reasoning_content="".join(reasoning) or None)
+        return reply, cut_short
+
+    def _estimate_prompt(self, tools: list[ToolSpec] | None) -> int:
+        from desktop_app.core.context.tokens import TokenCounter
+
+        counter = TokenCounter(self.llm)
+        return counter.count_messages(self.messages) + counter.count_tools(tools)
+
     async def _chat_once(self, tools: list[ToolSpec] | None,
-                         response_format: dict[str, Any] | None) -> LLMResult:
+                         response_format: dict[str, Any] | None,
+                         tool_choice: str | None = None) -> LLMResult:
         return await self.llm.chat(self.messages, tools=tools, response_format=response_format,
+                                   tool_choice=tool_choice if tools else None,
                                    temperature=self.temperature, max_tokens=self.max_tokens)
 
     # --- result ----------------------------------------------------------------------------
@@ -135,4 +217,5 @@ class RunState:
                            usage=self.usage, messages=list(self.messages),
                            model=self.llm.model_id, query=self.query, mode=self.mode,
                            stop_reason=self.stop_reason, interrupts=list(self.interrupts),
-                           selected_tools=self.selected_tools)
+                           selected_tools=self.selected_tools, streamed=self.streamed,
+                           answer_streamed=self.answer_streamed, loop_tools=self.loop_tools)

@@ -9,6 +9,7 @@ brief answer. It is the same in JSON and native mode because it is built from
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from desktop_app.core.agent.prompts import cut, format_args
 from desktop_app.core.agent.result import AgentResult, StepRecord
@@ -134,6 +135,48 @@ def fitted_synthesis_messages(llm: LLM, query: str, result: AgentResult,
     room = budget - counter.count_messages([system, user.model_copy(update={"content": ""})])
     return [system, user.model_copy(update={
         "content": truncate_text(user.content, max(room, 64), counter)})]
+
+
+#: The last message of a synthesis that continues the loop's own conversation. Short and
+#: plain on purpose: given a longer list of rules, the bundled 0.5B model answered with a
+#: word from the rules ("Markdown") instead of the result.
+CONTINUE_INSTRUCTION = "Now answer my question using these results."
+
+
+def _instruction(result: AgentResult) -> str:
+    instruction = CONTINUE_INSTRUCTION
+    if result.interrupts:
+        added = "\n".join(f"- {text}" for text in result.interrupts)
+        instruction += f"\nAlso answer what I added while you worked:\n{added}"
+    if result.stop_reason == "max_iterations":
+        instruction += "\nYou ran out of steps: answer with what is known, and say what is missing."
+    return instruction
+
+
+def _fits(llm: LLM, messages: list[ChatMessage], tools: list[dict[str, Any]] | None,
+          max_tokens: int | None) -> bool:
+    from desktop_app.core.context.guard import default_output_reserve
+    from desktop_app.core.context.tokens import TokenCounter
+
+    counter = TokenCounter(llm)
+    reserve = max_tokens or default_output_reserve(llm.context_size)
+    used = counter.count_messages(messages) + counter.count_tools(tools)
+    return used <= llm.context_size - reserve
+
+
+def continuation_messages(llm: LLM, result: AgentResult, max_tokens: int | None = None, *,
+                          system_prompt: str | None = None) -> list[ChatMessage] | None:
+    """The loop's own conversation (calls and results as the model made and saw them) plus
+    one instruction: a local model's KV cache covers everything but the instruction when
+    ``system_prompt`` is None (the loop's system turn, tools included, is kept). With a
+    ``system_prompt`` the conversation is the same but no tools are offered, which small
+    models need to answer in text at all. None when it does not fit the model's window."""
+    body = list(result.messages)
+    if system_prompt is not None and body and body[0].role == "system":
+        body[0] = ChatMessage.system(system_prompt)
+    messages = [*body, ChatMessage.user(_instruction(result))]
+    tools = result.loop_tools if system_prompt is None else None
+    return messages if _fits(llm, messages, tools, max_tokens) else None
 
 
 def max_iterations_summary(result_steps: list[StepRecord], max_iterations: int) -> str:

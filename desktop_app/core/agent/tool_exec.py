@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from desktop_app.core.agent.arg_repair import repair_arguments
 from desktop_app.core.agent.events import Event, IterationDone, IterationStart
 from desktop_app.core.agent.prompts import artifact_summary, cut
 from desktop_app.core.agent.result import StepRecord
@@ -97,7 +98,9 @@ class ToolExecutor:
             observation = f"{observation}\n{summary}" if observation else summary
         step = StepRecord(tool=name, args=shown_args, observation=observation, error=result.error,
                           elapsed=time.perf_counter() - started, artifacts=list(result.artifacts),
-                          iteration=iteration, call_id=call_id)
+                          iteration=iteration, call_id=call_id,
+                          changed_something=name in self.registry
+                          and not self.registry.get(name).read_only)
         await self._emit(IterationDone(iteration=iteration, tool_name=name,
                                        observation=observation, error=result.error,
                                        iter_elapsed=step.elapsed, call_id=call_id,
@@ -115,7 +118,10 @@ class ToolExecutor:
         try:
             args = tool.validate(args)
         except ToolError as exc:
-            return ToolResult.failure(exc.message + f" Expected: {_schema_hint(tool)}")
+            try:  # almost right (a stray key, a number as text)? fixed only if it then fits
+                args = tool.validate(repair_arguments(tool.parameters, args))
+            except ToolError:
+                return ToolResult.failure(exc.message + f" Expected: {_schema_hint(tool)}")
         if not tool.read_only and self._confirm is not None:
             declined = await self._ask(tool, args)
             if declined is not None:
@@ -129,7 +135,7 @@ class ToolExecutor:
             raise
         except DesktopAppError as exc:
             return ToolResult.failure(str(exc))
-        except Exception as exc:  # noqa: BLE001 - a tool bug must not end the run
+        except Exception as exc:
             return ToolResult.failure(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
         if isinstance(result, ToolResult):
             return result
@@ -143,7 +149,7 @@ class ToolExecutor:
                 allowed = await self._confirm(tool.name, args)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - no answer means no permission
+            except Exception as exc:
                 return f"Could not ask the user to confirm '{tool.name}' ({exc}); it did not run."
         return None if allowed else f"The user declined to run {tool.name}."
 

@@ -161,7 +161,7 @@ async def summarise(
             if not text:
                 raise ValueError("the compaction model returned an empty summary")
             running = text
-    except Exception as exc:  # noqa: BLE001 — any model failure: heuristic summary, no crash
+    except Exception as exc:
         log.warning("compaction call failed (%s: %s); using heuristic truncation",
                     type(exc).__name__, exc)
         return SummaryOutcome(heuristic_summary(messages, max_tokens, counter), "fallback",

@@ -83,7 +83,7 @@ async def stream_synthesis(llm: LLM, messages: list[ChatMessage],
                 await on_delta(chunk.content)
             if chunk.usage is not None:
                 usage = usage + chunk.usage
-    except Exception as exc:  # noqa: BLE001 - a failed synthesis must not lose the results
+    except Exception as exc:
         log.warning("synthesis failed after %d characters: %s", len(text), exc)
         return text, usage, exc
     return text, usage, None

@@ -58,6 +58,12 @@ class LLM(ABC):
     ) -> AsyncIterator[StreamChunk]:
         """The answer as it is produced. Cancelling the consumer stops generation."""
 
+    @property
+    def reuses_prompt_prefix(self) -> bool:
+        """True when a prompt that extends the previous one costs only its new tokens (a
+        local model's KV cache): the engine then shares prefixes between calls on purpose."""
+        return False
+
     def count_tokens(self, text: str) -> int | None:
         """Exact token count if this model has a local tokenizer, else None."""
         return None

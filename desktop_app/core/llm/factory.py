@@ -6,6 +6,9 @@ opens a connection.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from desktop_app.core import paths
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
 from desktop_app.core.llm.types import make_abilities
@@ -17,8 +20,15 @@ from desktop_app.core.store.settings import (
 )
 
 
-def _local_abilities(constrained_json: bool) -> dict[str, bool]:
-    return make_abilities(tool_call=False, json_mode=constrained_json, streaming=True)
+def _local_abilities(constrained_json: bool, native_tools: bool) -> dict[str, bool]:
+    # Whether a local file's template really knows tools is read when the model is built
+    # (LlamaCppLLM.abilities); listing models must not open every GGUF.
+    return make_abilities(tool_call=native_tools, json_mode=constrained_json, streaming=True)
+
+
+def prompt_state_dir() -> Path:
+    """Where local models keep the evaluated state of their system prompt."""
+    return paths.cache_dir() / "prompt-states"
 
 
 def _bundled_factory(cfg: BundledModelConfig) -> LLM:
@@ -26,7 +36,9 @@ def _bundled_factory(cfg: BundledModelConfig) -> LLM:
     from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
 
     return LlamaCppLLM(ensure_bundled_model(), name=cfg.name, context_size=cfg.context_size,
-                       n_threads=cfg.n_threads, constrained_json=cfg.constrained_json)
+                       n_threads=cfg.n_threads, constrained_json=cfg.constrained_json,
+                       native_tools=None if cfg.native_tools else False,
+                       prompt_cache_dir=prompt_state_dir())
 
 
 def _local_factory(cfg: LocalModelConfig) -> LLM:
@@ -34,7 +46,9 @@ def _local_factory(cfg: LocalModelConfig) -> LLM:
 
     return LlamaCppLLM(cfg.path, name=cfg.name, context_size=cfg.context_size,
                        n_threads=cfg.n_threads, constrained_json=cfg.constrained_json,
-                       chat_format=cfg.chat_format)
+                       chat_format=cfg.chat_format,
+                       native_tools=None if cfg.native_tools else False,
+                       prompt_cache_dir=prompt_state_dir())
 
 
 def _endpoint_factory(cfg: EndpointModelConfig) -> LLM:
@@ -55,12 +69,13 @@ def build_registry(settings: Settings) -> ModelRegistry:
         b = settings.bundled
         registry.add(ModelEntry(
             name=b.name, kind="bundled", factory=lambda b=b: _bundled_factory(b),  # type: ignore[misc]
-            abilities=_local_abilities(b.constrained_json), context_size=b.context_size,
+            abilities=_local_abilities(b.constrained_json, b.native_tools), context_size=b.context_size,
             roles=list(b.roles), description="Qwen2.5-Coder-0.5B-Instruct (bundled, offline)"))
     for cfg in settings.local_models:
         registry.add(ModelEntry(
             name=cfg.name, kind="local", factory=lambda cfg=cfg: _local_factory(cfg),  # type: ignore[misc]
-            abilities=_local_abilities(cfg.constrained_json), context_size=cfg.context_size,
+            abilities=_local_abilities(cfg.constrained_json,
+                                       cfg.native_tools and not cfg.chat_format), context_size=cfg.context_size,
             roles=list(cfg.roles), description=cfg.path))
     for ep in settings.endpoints:
         registry.add(ModelEntry(

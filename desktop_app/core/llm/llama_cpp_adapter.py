@@ -11,21 +11,25 @@
 * **KV-cache reuse.** One ``Llama`` object is kept and never reset, so llama.cpp's prefix
   matching evaluates only the new tail when a prompt extends the previous one (the tool
   loop); :attr:`LlamaCppLLM.last_stats` shows how many prompt tokens were reused.
-* **Abilities.** ``tool_call=False``; ``json_mode`` only with ``constrained_json=True``,
-  which turns ``response_format={"type": "json_object"[, "schema": {...}]}`` into a
-  llama.cpp grammar so the output is always parseable JSON. ``tools``/``tool_choice`` are
-  ignored (the engine runs the JSON-mode loop for models without tool calling).
+* **Tools in the model's own format.** When the GGUF's template knows tools (Qwen/Hermes
+  ``<tool_call>``, Mistral, Llama 3; ``tool_format.detect_tool_style``), ``tools`` go to the
+  template and calls are parsed from the text: ``tool_call=True``. A forced ``tool_choice``
+  is decoded under a grammar of that one call. Streamed text is held back only while it
+  could still be a call, so a direct answer streams from its first word.
+* **Prefix states.** The system turn (instructions and tools) is evaluated once and its
+  state kept on disk (``prompt_cache``), so a new process does not pay for it again.
+* **Abilities.** ``json_mode`` only with ``constrained_json=True``, which turns
+  ``response_format={"type": "json_object"[, "schema": {...}]}`` into a llama.cpp grammar
+  so the output is always parseable JSON.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -36,88 +40,36 @@ from desktop_app.core.errors import (
     LLMProviderError,
 )
 from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
+from desktop_app.core.llm.llama_generation import GenerationStats, PromptRun, render_prefix
+from desktop_app.core.llm.llama_messages import (
+    TEXT_ONLY_GRAMMAR,
+    compact_tools,
+    forced_call_grammar,
+    forced_tool,
+    native_message,
+    plain_message,
+)
 from desktop_app.core.llm.llama_worker import ModelWorker, ThreadToAsyncChannel
-from desktop_app.core.llm.types import ChatMessage, LLMResult, StreamChunk, Usage, make_abilities
+from desktop_app.core.llm.tool_format import (
+    ToolCallSniffer,
+    ToolStyle,
+    call_shaped,
+    detect_tool_style,
+)
+from desktop_app.core.llm.types import (
+    ChatMessage,
+    LLMResult,
+    StreamChunk,
+    ToolCall,
+    Usage,
+    make_abilities,
+)
 
 if TYPE_CHECKING:  # llama.cpp is imported lazily: constructing a model must stay cheap
-    from llama_cpp import StoppingCriteriaList
-
     from desktop_app.core.llm.llama_loading import HookedLlama, VocabTokenizer
+    from desktop_app.core.llm.prompt_cache import PrefixStateCache
 
-
-@dataclass
-class GenerationStats:
-    """What happened in the last generation (diagnostics, tests and the benchmark)."""
-
-    prompt_tokens: int = 0
-    #: Prompt tokens already in the KV cache from the previous call (not evaluated again).
-    reused_prompt_tokens: int = 0
-    completion_tokens: int = 0
-    #: Prompt tokens llama.cpp actually evaluated, and how long that took (its own counters).
-    prompt_eval_tokens: int = 0
-    prompt_eval_ms: float = 0.0
-    #: Seconds from the request reaching llama.cpp to the first text (None: no text).
-    time_to_first_token: float | None = None
-    seconds: float = 0.0
-    finish_reason: str | None = None
-    cancelled: bool = False
-    #: ``threading.get_ident()`` of the thread llama.cpp ran on.
-    thread_id: int = 0
-
-
-class _Run:
-    """Per-request state on the worker: sees the prompt, counts tokens, stops on request."""
-
-    def __init__(self, llama: HookedLlama, cancel: threading.Event, context_size: int) -> None:
-        self.llama = llama
-        self.cancel = cancel
-        self.context_size = context_size
-        self.prompt: list[int] = []
-        self.reused = 0
-        self.sampled = 0
-        self._last_len = -1
-
-    def hook(self, prompt: list[int], criteria: StoppingCriteriaList | None) -> StoppingCriteriaList:
-        import llama_cpp
-        from llama_cpp import Llama, StoppingCriteriaList
-
-        self.prompt = list(prompt)
-        if len(prompt) >= self.context_size:
-            raise ContextOverflowError(
-                f"The conversation is {len(prompt):,} tokens long; this model's context holds "
-                f"{self.context_size:,}.",
-                hint="Start a new conversation, shorten the input, or raise the model's context "
-                     "size in Settings.")
-        self.reused = Llama.longest_token_prefix(self.llama._input_ids.tolist(), self.prompt)
-        llama_cpp.llama_perf_context_reset(self.llama.ctx)
-        return StoppingCriteriaList([*(criteria or []), self._check])
-
-    def prompt_eval(self) -> tuple[int, float]:
-        """(tokens, milliseconds) of prompt evaluation since the hook ran."""
-        import llama_cpp
-
-        data = llama_cpp.llama_perf_context(self.llama.ctx)
-        return int(data.n_p_eval), float(data.t_p_eval_ms)
-
-    def _check(self, input_ids: Any, _logits: Any) -> bool:
-        # Called once per sampled token (plus once more at the end with the same length).
-        if len(input_ids) > self._last_len:
-            self._last_len = len(input_ids)
-            self.sampled += 1
-        return self.cancel.is_set()
-
-
-def _to_local_message(message: ChatMessage) -> dict[str, Any]:
-    """Wire form for a local chat template, which may not know tool roles or tool calls."""
-    if message.role == "tool":
-        label = f"Result of tool '{message.name}'" if message.name else "Tool result"
-        return {"role": "user", "content": f"[{label}]\n{message.content}"}
-    content = message.content
-    if message.role == "assistant" and message.tool_calls:
-        calls = "\n".join(f'{{"tool": {json.dumps(c.name)}, "args": {c.arguments or "{}"}}}'
-                          for c in message.tool_calls)
-        content = f"{content}\n{calls}".strip()
-    return {"role": message.role, "content": content}
+__all__ = ["GenerationStats", "LlamaCppLLM"]
 
 
 def _local_response_format(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -135,11 +87,18 @@ def _local_response_format(response_format: dict[str, Any] | None) -> dict[str, 
 
 
 class LlamaCppLLM(LLM):
-    """A local GGUF model. Construction is cheap; the model loads on first use or ``load()``."""
+    """A local GGUF model. Construction is cheap; the model loads on first use or ``load()``.
+
+    ``native_tools``: None (default) uses the template's trained tool format when it has
+    one; False always uses plain text (the engine then runs its JSON-mode loop).
+    ``prompt_cache_dir``: where system-prefix states are kept (None: not on disk).
+    """
 
     def __init__(self, path: str | Path, *, name: str | None = None, context_size: int = 4096,
                  n_threads: int | None = None, constrained_json: bool = False,
-                 chat_format: str | None = None, verbose: bool = False) -> None:
+                 chat_format: str | None = None, verbose: bool = False,
+                 native_tools: bool | None = None,
+                 prompt_cache_dir: Path | None = None) -> None:
         self._path = Path(path).expanduser()
         self._name = name or self._path.stem
         self._context_size = context_size
@@ -147,6 +106,10 @@ class LlamaCppLLM(LLM):
         self._constrained_json = constrained_json
         self._chat_format = chat_format
         self._verbose = verbose
+        self._native_tools = native_tools
+        self._prompt_cache_dir = prompt_cache_dir
+        self._prefix_cache: PrefixStateCache | None = None
+        self._tool_style: ToolStyle | None | bool = False  # False: not read yet
         self._worker = ModelWorker(self._name)
         self._llama: HookedLlama | None = None  # touched only on the worker thread
         self._tokenizer: VocabTokenizer | None = None
@@ -171,8 +134,26 @@ class LlamaCppLLM(LLM):
         return self._context_size
 
     @property
+    def reuses_prompt_prefix(self) -> bool:
+        return True
+
+    @property
+    def tool_style(self) -> ToolStyle | None:
+        """The template's trained tool-call format (None: none, or turned off)."""
+        if self._native_tools is False or self._chat_format:
+            return None  # a named chat format renders no tools
+        if self._tool_style is False:
+            try:
+                template = self._vocab().metadata().get("tokenizer.chat_template")
+            except DesktopAppError:
+                template = None  # unreadable file: loading will say what is wrong
+            self._tool_style = detect_tool_style(template)
+        return self._tool_style or None
+
+    @property
     def abilities(self) -> dict[str, bool]:
-        return make_abilities(tool_call=False, json_mode=self._constrained_json, streaming=True)
+        return make_abilities(tool_call=self.tool_style is not None,
+                              json_mode=self._constrained_json, streaming=True)
 
     @property
     def worker_thread(self) -> threading.Thread | None:
@@ -200,10 +181,20 @@ class LlamaCppLLM(LLM):
         if self._llama is None:
             from desktop_app.core.llm.llama_loading import load_llama
 
-            self._llama = load_llama(self._path, context_size=self._context_size,
-                                     n_threads=self._n_threads, chat_format=self._chat_format,
-                                     verbose=self._verbose)
+            llama = load_llama(self._path, context_size=self._context_size,
+                               n_threads=self._n_threads, chat_format=self._chat_format,
+                               verbose=self._verbose)
+            if self.tool_style is not None and "tokenizer.chat_template" in llama.metadata:
+                # llama-cpp-python may "guess" a named format (e.g. "llama-3") that ignores
+                # tools; the GGUF's own template is the one that knows them.
+                llama.chat_format = "chat_template.default"
+            self._llama = llama
             self.load_thread_id = threading.get_ident()
+            if self._prompt_cache_dir is not None:
+                from desktop_app.core.llm.prompt_cache import PrefixStateCache
+
+                self._prefix_cache = PrefixStateCache(self._prompt_cache_dir, self._path,
+                                                      self._context_size)
             # Ready the tokenizer here too, so count_tokens() never loads it on the loop.
             self._vocab().tokenize("")
         return self._llama
@@ -219,6 +210,23 @@ class LlamaCppLLM(LLM):
     async def wait_idle(self) -> None:
         """Wait until everything queued on the worker (including a cancelled stream) ended."""
         await self._run_on_worker(lambda: None)
+
+    async def warm_up(self, messages: Sequence[ChatMessage],
+                      tools: list[ToolSpec] | None = None) -> None:
+        """Evaluate (or restore from disk) the system turn of ``messages`` now, so the
+        first question only pays for its own tokens. A no-op without a system message."""
+        request = self._request(messages, tools, None, None, None, 1)
+        await self._run_on_worker(lambda: self._warm(request))
+
+    def _warm(self, request: dict[str, Any]) -> None:
+        llama = self._ensure_loaded()
+        prefix = self._prefix_tokens(llama, request)
+        if not prefix:
+            return
+        run = PromptRun(llama, threading.Event(), self._context_size, prefix=prefix,
+                        prefix_cache=self._prefix_cache)
+        run.prompt = [*prefix, -1]  # anything longer than the prefix that starts with it
+        run._prepare_prefix()
 
     # --- tokens --------------------------------------------------------------------------
     def _vocab(self) -> VocabTokenizer:
@@ -239,14 +247,31 @@ class LlamaCppLLM(LLM):
         return self._vocab().detokenize(self._last_prompt) if self._last_prompt else ""
 
     # --- generation ----------------------------------------------------------------------
-    def _request(self, messages: Sequence[ChatMessage], response_format: dict[str, Any] | None,
+    def _request(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None,
+                 tool_choice: ToolChoice, response_format: dict[str, Any] | None,
                  temperature: float | None, max_tokens: int | None) -> dict[str, Any]:
-        request: dict[str, Any] = {"messages": [_to_local_message(m) for m in messages]}
+        request: dict[str, Any] = {}
+        if self.tool_style is not None:
+            # A template that knows tools also renders calls and tool results in the form
+            # the model was trained on, with or without tools offered this time.
+            request["messages"] = [native_message(m) for m in messages]
+        else:
+            request["messages"] = [plain_message(m) for m in messages]
+        if tools and self.tool_style is not None:
+            compact = compact_tools(tools)
+            # The tools stay in the template even for tool_choice "none": the system turn
+            # (and its cached state) is the same, and a grammar keeps the reply text.
+            request["tools"] = compact
+            forced = forced_tool(compact, tool_choice)
+            if forced is not None:
+                request["_grammar"] = forced_call_grammar(forced, self.tool_style)
+            elif tool_choice == "none":
+                request["_grammar"] = TEXT_ONLY_GRAMMAR
         if temperature is not None:
             request["temperature"] = temperature
         if max_tokens is not None:
             request["max_tokens"] = max_tokens
-        if self._constrained_json:
+        if self._constrained_json and "_grammar" not in request:
             local_format = _local_response_format(response_format)
             if local_format is not None:
                 request["response_format"] = local_format
@@ -262,12 +287,54 @@ class LlamaCppLLM(LLM):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> AsyncIterator[StreamChunk]:
-        """Text deltas as llama.cpp produces them; the last chunk carries usage.
+        """Text deltas as llama.cpp produces them; the last chunk carries usage and, with
+        ``tools`` on a model with a trained tool format, the tool calls.
 
-        ``tools``/``tool_choice`` are ignored: this model has no native tool calling.
         Cancelling the consuming task (or closing this iterator) stops generation.
         """
-        request = self._request(messages, response_format, temperature, max_tokens)
+        request = self._request(messages, tools, tool_choice, response_format, temperature,
+                                max_tokens)
+        if self.tool_style is None or "_grammar" in request or "response_format" in request:
+            async with contextlib.aclosing(self._raw_stream(request)) as raw:
+                async for chunk in raw:
+                    yield chunk
+            return
+        offered = {t["function"]["name"] for t in request.get("tools", [])}
+        sniffer = ToolCallSniffer(offered)
+        final: StreamChunk | None = None
+        async with contextlib.aclosing(self._raw_stream(request)) as raw:
+            async for chunk in raw:
+                if chunk.content:
+                    visible = sniffer.feed(chunk.content)
+                    if visible:
+                        yield StreamChunk(content=visible)
+                    if sniffer.complete():  # the call is whole: do not wait for the rest
+                        break
+                if chunk.usage is not None or chunk.finish_reason is not None:
+                    final = chunk
+        if final is None:  # stopped early above: the worker has finished that job
+            await self._run_on_worker(lambda: None)
+            final = StreamChunk(usage=self._usage_of_last(), finish_reason="stop")
+        calls = [c for c in sniffer.parse().calls if c.name in offered] if sniffer.is_call else []
+        if (not calls and sniffer.is_call and not sniffer.shown
+                and call_shaped(sniffer.text)):
+            # A call to a tool that does not exist (or none were offered): the model meant
+            # to answer. Answer again, as text this time; nothing of the first try was shown.
+            retry = dict(request, _grammar=TEXT_ONLY_GRAMMAR)
+            async with contextlib.aclosing(self._raw_stream(retry)) as raw:
+                async for chunk in raw:
+                    if chunk.usage is not None and final.usage is not None:
+                        chunk = StreamChunk(content=chunk.content, usage=final.usage + chunk.usage,
+                                            finish_reason=chunk.finish_reason)
+                    yield chunk
+            return
+        rest = "" if calls else sniffer.finish()
+        yield StreamChunk(content=rest, usage=final.usage,
+                          finish_reason="tool_calls" if calls else final.finish_reason,
+                          tool_calls=_with_ids(calls))
+
+    async def _raw_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamChunk]:
+        """The worker's chunks for one request, as produced; closing it stops generation."""
         channel: ThreadToAsyncChannel[StreamChunk] = ThreadToAsyncChannel(
             asyncio.get_running_loop())
         cancel = threading.Event()
@@ -290,6 +357,10 @@ class LlamaCppLLM(LLM):
             cancel.set()
             self._active.discard(cancel)
 
+    def _usage_of_last(self) -> Usage | None:
+        stats = self.last_stats
+        return Usage.of(stats.prompt_tokens, stats.completion_tokens) if stats else None
+
     async def chat(
         self,
         messages: Sequence[ChatMessage],
@@ -302,19 +373,28 @@ class LlamaCppLLM(LLM):
     ) -> LLMResult:
         """The whole answer; built on the stream so it is cancellable in the same way."""
         parts: list[str] = []
+        calls: list[ToolCall] = []
         usage = Usage()
         finish_reason: str | None = None
         stream = cast(AsyncGenerator[StreamChunk, None], self.stream_chat(
-            messages, response_format=response_format, temperature=temperature,
-            max_tokens=max_tokens))
+            messages, tools=tools, tool_choice=tool_choice, response_format=response_format,
+            temperature=temperature, max_tokens=max_tokens))
         async with contextlib.aclosing(stream):
             async for chunk in stream:
                 parts.append(chunk.content)
+                calls.extend(chunk.tool_calls)
                 if chunk.usage is not None:
                     usage = chunk.usage
                 finish_reason = chunk.finish_reason or finish_reason
-        return LLMResult(message=ChatMessage.assistant("".join(parts)), usage=usage,
-                         finish_reason=finish_reason, model=self.model_id)
+        return LLMResult(message=ChatMessage.assistant("".join(parts), tool_calls=calls),
+                         usage=usage, finish_reason=finish_reason, model=self.model_id)
+
+    def _prefix_tokens(self, llama: HookedLlama, request: dict[str, Any]) -> list[int] | None:
+        """The system turn's tokens when they are worth caching on disk."""
+        messages = request["messages"]
+        if self._prefix_cache is None or not messages or messages[0]["role"] != "system":
+            return None
+        return render_prefix(llama, messages[0], request.get("tools"))
 
     def _generate(self, request: dict[str, Any], cancel: threading.Event,
                   channel: ThreadToAsyncChannel[StreamChunk]) -> None:
@@ -326,10 +406,18 @@ class LlamaCppLLM(LLM):
         try:
             llama = self._ensure_loaded()
             started = time.perf_counter()  # after loading: TTFT is about generation
-            run = _Run(llama, cancel, self._context_size)
+            kwargs = dict(request)
+            grammar_text = kwargs.pop("_grammar", None)
+            if grammar_text is not None:
+                from llama_cpp import LlamaGrammar
+
+                kwargs["grammar"] = LlamaGrammar.from_string(grammar_text, verbose=False)
+            run = PromptRun(llama, cancel, self._context_size,
+                            prefix=self._prefix_tokens(llama, request),
+                            prefix_cache=self._prefix_cache)
             llama.request_hook = run.hook
             try:
-                stream: Any = llama.create_chat_completion(**request, stream=True)
+                stream: Any = llama.create_chat_completion(**kwargs, stream=True)
                 try:
                     for chunk in stream:
                         choice = chunk["choices"][0]
@@ -349,6 +437,7 @@ class LlamaCppLLM(LLM):
                 self._last_prompt = run.prompt
             stats.prompt_tokens = len(run.prompt)
             stats.reused_prompt_tokens = run.reused
+            stats.prefix_source = run.prefix_source
             if run.prompt:
                 stats.prompt_eval_tokens, stats.prompt_eval_ms = run.prompt_eval()
             # The token that ended generation (end-of-turn) is sampled but not part of the text.
@@ -364,7 +453,7 @@ class LlamaCppLLM(LLM):
             channel.close()
         except DesktopAppError as exc:
             channel.fail(exc)
-        except Exception as exc:  # noqa: BLE001 - any library failure reaches the caller typed
+        except Exception as exc:
             channel.fail(_translate(exc, self._name))
 
     # --- shutdown ------------------------------------------------------------------------
@@ -388,6 +477,10 @@ class LlamaCppLLM(LLM):
         if self._llama is not None:
             self._llama.close()
             self._llama = None
+
+
+def _with_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    return [c.model_copy(update={"id": f"call_{i}"}) for i, c in enumerate(calls)]
 
 
 def _translate(exc: Exception, name: str) -> LLMError:

@@ -163,6 +163,11 @@ class VocabTokenizer:
             return list(self._ensure().tokenize(text.encode("utf-8"), add_bos=False,
                                                 special=special))
 
+    def metadata(self) -> dict[str, str]:
+        """The GGUF's key/value metadata (chat template, architecture...), no weights read."""
+        with self._lock:
+            return dict(self._ensure().metadata())
+
     def detokenize(self, tokens: list[int]) -> str:
         with self._lock:
             return self._ensure().detokenize(tokens, special=True).decode("utf-8", "replace")

@@ -83,7 +83,7 @@ class ModelWorker:
                 continue  # the awaiting task was cancelled before the job started
             try:
                 result = fn()
-            except BaseException as exc:  # noqa: BLE001 - delivered to the awaiting task
+            except BaseException as exc:
                 future.set_exception(exc)
             else:
                 future.set_result(result)

@@ -130,7 +130,7 @@ class _Validator:
     def __call__(self, raw: Any) -> Any:
         """The value for ``raw``; raises ``ValueError`` saying what is wrong."""
         if not isinstance(raw, dict):
-            raise ValueError(f"expected a JSON object, got {type(raw).__name__}")  # noqa: TRY004
+            raise ValueError(f"expected a JSON object, got {type(raw).__name__}")
         if not raw:
             raise ValueError("the JSON object is empty")
         value: Any = raw
@@ -149,7 +149,7 @@ class _Validator:
         if self.parse_fn is not None:
             try:
                 value = self.parse_fn(raw)
-            except Exception as exc:  # noqa: BLE001 - parse_fn is caller code: a bad value
+            except Exception as exc:
                 raise ValueError(f"parse_fn rejected it: {exc}") from None
         return value
 

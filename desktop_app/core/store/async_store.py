@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -20,6 +21,7 @@ from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.store.conversation_store import ConversationStore
 from desktop_app.core.store.db import default_db_path
+from desktop_app.core.store.evals import RESULT_KEYS, EvalRun
 from desktop_app.core.store.records import (
     ArtifactRecord,
     Conversation,
@@ -160,7 +162,18 @@ class AsyncStore:
         ids = list(interrupt_ids)
         await self._write(lambda s: s.mark_interrupts_delivered(ids))
 
+    async def save_eval_run(self, *, results: Sequence[Any], **fields: Any) -> EvalRun:
+        """Store an evaluation run; ``results`` are dicts or dataclasses with RESULT_KEYS."""
+        rows = [_result_row(r) for r in results]
+        return await self._write(lambda s: s.save_eval_run(results=rows, **fields))
+
     # --- reads ---------------------------------------------------------------------------------
+    async def list_eval_runs(self, **filters: Any) -> list[EvalRun]:
+        return await self._read(lambda s: s.list_eval_runs(**filters))
+
+    async def eval_results(self, run_id: int) -> list[dict[str, Any]]:
+        return await self._read(lambda s: s.eval_results(run_id))
+
     async def get_conversation(self, conversation_id: str) -> Conversation:
         return await self._read(lambda s: s.get_conversation(conversation_id))
 
@@ -209,3 +222,14 @@ class AsyncStore:
 
     async def integrity_check(self) -> str:
         return await self._read(lambda s: s.integrity_check())
+
+
+def _result_row(result: Any) -> dict[str, Any]:
+    """One task result as the plain dict ``save_eval_run`` stores."""
+    data = asdict(result) if is_dataclass(result) else dict(result)
+    usage = data.get("usage") or {}
+    data.setdefault("prompt_tokens", usage.get("prompt_tokens", 0) if isinstance(usage, dict)
+                    else getattr(usage, "prompt_tokens", 0))
+    data.setdefault("completion_tokens", usage.get("completion_tokens", 0)
+                    if isinstance(usage, dict) else getattr(usage, "completion_tokens", 0))
+    return {key: data.get(key) for key in RESULT_KEYS}

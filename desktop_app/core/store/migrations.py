@@ -197,3 +197,39 @@ def _v3_trash_and_interrupts(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX interrupts_by_conversation ON interrupts (conversation_id, id);
     """)
+
+
+@migration(4)
+def _v4_evaluation_runs(conn: sqlite3.Connection) -> None:
+    """Evaluation runs (one model, one suite, one mode) and their per-task results."""
+    run_script(conn, """
+        CREATE TABLE eval_runs (
+            id          INTEGER PRIMARY KEY,
+            created_at  REAL NOT NULL,
+            model       TEXT NOT NULL,
+            mode        TEXT NOT NULL,
+            suite       TEXT NOT NULL,
+            app_version TEXT NOT NULL,
+            machine     TEXT NOT NULL,
+            options     TEXT NOT NULL DEFAULT '{}',
+            passed      INTEGER NOT NULL,
+            total       INTEGER NOT NULL,
+            summary     TEXT NOT NULL
+        );
+        CREATE INDEX eval_runs_by_model ON eval_runs (model, created_at);
+        CREATE TABLE eval_results (
+            run_id      INTEGER NOT NULL REFERENCES eval_runs(id) ON DELETE CASCADE,
+            task_id     TEXT NOT NULL,
+            category    TEXT NOT NULL,
+            passed      INTEGER NOT NULL,
+            reason      TEXT NOT NULL,
+            tools       TEXT NOT NULL,
+            iterations  INTEGER NOT NULL,
+            seconds     REAL NOT NULL,
+            prompt_tokens     INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            first_token REAL,
+            answer      TEXT NOT NULL,
+            PRIMARY KEY (run_id, task_id)
+        );
+    """)

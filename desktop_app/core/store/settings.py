@@ -41,6 +41,8 @@ class BundledModelConfig(BaseModel):
     context_size: int = 8192
     n_threads: int | None = None
     constrained_json: bool = False
+    #: Use the tool-call format the model was trained with (its chat template's).
+    native_tools: bool = True
     roles: list[str] = Field(default_factory=lambda: ["general", "fast"])
 
 
@@ -52,6 +54,8 @@ class LocalModelConfig(BaseModel):
     context_size: int = 4096
     n_threads: int | None = None
     constrained_json: bool = False
+    #: Use the tool-call format the model was trained with, when its template has one.
+    native_tools: bool = True
     roles: list[str] = Field(default_factory=list)
     chat_format: str | None = None
 

@@ -132,7 +132,7 @@ class McpConnection:
         params = StdioServerParameters(command=command, args=args,
                                        env=dict(self.config.env) or None)
         if self._errlog is None or self._errlog.closed:
-            self._errlog = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+            self._errlog = open(self.log_path, "a", encoding="utf-8")
         self._errlog.flush()
         self._log_offset = self.log_path.stat().st_size
         return stdio_client(params, errlog=self._errlog)
@@ -146,7 +146,7 @@ class McpConnection:
                               mode="auto") as client:
                 ready.set_result(client)
                 await stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - reported through `ready` or the log
+        except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc)
             elif not isinstance(exc, asyncio.CancelledError):
@@ -202,7 +202,7 @@ class McpConnection:
             return self._timeout_result(tool)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the server crashed or broke the protocol
+        except Exception as exc:
             if _is_timeout(exc):
                 await self._drop("timed out")
                 return self._timeout_result(tool)
@@ -339,7 +339,7 @@ class McpManager:
         """Stop every server (bounded; used when the app quits)."""
         await asyncio.gather(*(c.close() for c in self.connections), return_exceptions=True)
 
-    async def __aenter__(self) -> McpManager:  # noqa: PYI034 - 3.11 has no typing.Self
+    async def __aenter__(self) -> McpManager:
         await self.start()
         return self
 

@@ -62,7 +62,7 @@ class Toolbox:
         """Stop every MCP server."""
         await self.mcp.stop()
 
-    async def __aenter__(self) -> Toolbox:  # noqa: PYI034 - 3.11 has no typing.Self
+    async def __aenter__(self) -> Toolbox:
         await self.start()
         return self
 

@@ -12,16 +12,20 @@ from desktop_app.core.tools.builtin.clock import ClockTool
 
 if TYPE_CHECKING:
     from desktop_app.core.store.settings import Settings
+    from desktop_app.core.tools.builtin.notes import NoteStore
 
 
-def default_tools(settings: Settings | None = None) -> list[Tool]:
+def default_tools(settings: Settings | None = None, *,
+                  notes: NoteStore | None = None) -> list[Tool]:
     """The built-in tools, minus those the user disabled in settings.
 
     More tools are appended here as they are written; each one decides from ``settings``
-    whether it is available (e.g. a workspace folder must be configured).
+    whether it is available (e.g. a workspace folder must be configured). ``notes``: where
+    the note tools keep notes (default: the user's notes folder; the evaluation uses a
+    scratch folder).
     """
     tools: list[Tool] = [CalculatorTool(), ClockTool(), HtmlArtifactTool(),
-                         *assistant_tools(settings)]
+                         *assistant_tools(settings, notes=notes)]
     disabled = set(settings.tools.disabled) if settings is not None else set()
     return [tool for tool in tools if tool.name not in disabled]
 

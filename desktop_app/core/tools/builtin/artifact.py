@@ -48,7 +48,7 @@ class HtmlArtifactTool(Tool):
 
     name = "create_html_artifact"
     description = "Make an HTML page from a title and HTML body (previewed)"
-    parameters: dict[str, Any] = {  # noqa: RUF012 - read-only schema
+    parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "title": {"type": "string", "description": "Document title"},

@@ -22,7 +22,7 @@ from desktop_app.core.tools.builtin.files import (
     WriteFileTool,
     file_tools,
 )
-from desktop_app.core.tools.builtin.notes import note_tools
+from desktop_app.core.tools.builtin.notes import NoteStore, note_tools
 from desktop_app.core.tools.builtin.reports import report_tools
 from desktop_app.core.tools.builtin.units import UnitConvertTool
 from desktop_app.core.tools.sandbox import Workspace
@@ -45,9 +45,10 @@ def workspace_from_settings(settings: Settings | None) -> Workspace | None:
         return None
 
 
-def assistant_tools(settings: Settings | None = None) -> list[Tool]:
+def assistant_tools(settings: Settings | None = None, *,
+                    notes: NoteStore | None = None) -> list[Tool]:
     """Units, notes, artifacts; file/document tools with a workspace; code tool if enabled."""
-    tools: list[Tool] = [UnitConvertTool(), *note_tools(), *report_tools()]
+    tools: list[Tool] = [UnitConvertTool(), *note_tools(notes), *report_tools()]
     workspace = workspace_from_settings(settings)
     if workspace is not None:
         tools += [*file_tools(workspace), ReadDocumentTool(workspace)]

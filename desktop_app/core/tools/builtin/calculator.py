@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -104,9 +105,25 @@ def _eval(node: ast.AST) -> Any:
     raise CalculationError(f"'{type(node).__name__}' is not allowed in a calculation.")
 
 
+_PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*of\s*", re.IGNORECASE)
+_THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
+
+
+def _normalise(expression: str) -> str:
+    """What people (and small models) write, as Python arithmetic: ``^`` for powers,
+    ``×``/``÷``, ``x% of y``, ``1,234`` thousands separators (not function-argument commas),
+    a trailing ``=``."""
+    text = expression.strip().rstrip("=").strip()
+    text = text.replace("^", "**").replace("×", "*").replace("÷", "/").replace("−", "-")
+    text = _PERCENT_OF.sub(lambda m: f"{m.group(1)}/100*", text)
+    if "(" not in text:  # min(1,2) keeps its commas
+        text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
+    return text
+
+
 def calculate(expression: str) -> int | float:
     """Evaluate an arithmetic expression safely; raise ``CalculationError`` when not allowed."""
-    expression = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
+    expression = _normalise(expression)
     if not expression:
         raise CalculationError("The expression is empty.")
     if len(expression) > MAX_EXPRESSION_LENGTH:
@@ -134,8 +151,9 @@ class CalculatorTool(Tool):
     """Evaluates arithmetic expressions exactly (integers) or to 12 significant digits."""
 
     name = "calculator"
-    description = "Evaluate math: + - * / // % **, sqrt, sin, log, exp, pi, e"
-    parameters: dict[str, Any] = {  # noqa: RUF012 - read-only schema
+    description = ("Arithmetic: + - * / // % **, 'x% of y', sqrt, sin, log, exp, pi, e "
+                   "(for unit conversions use convert_units)")
+    parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "expression": {"type": "string",

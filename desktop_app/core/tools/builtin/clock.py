@@ -23,7 +23,7 @@ class ClockTool(Tool):
 
     name = "current_time"
     description = "Current date and time, optionally in an IANA zone (Europe/Berlin)"
-    parameters: dict[str, Any] = {  # noqa: RUF012 - read-only schema
+    parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "timezone": {"type": "string",

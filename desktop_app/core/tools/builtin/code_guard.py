@@ -131,10 +131,10 @@ def main() -> int:
     sys.addaudithook(_hook)
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     try:
-        exec(compile(code, "<code>", "exec"), namespace)  # noqa: S102 - this is the tool's purpose
+        exec(compile(code, "<code>", "exec"), namespace)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException as exc:  # noqa: BLE001 - report any failure of the user's code
+    except BaseException as exc:
         # Show the user's traceback without this bootstrap's own frame.
         tb = exc.__traceback__.tb_next if exc.__traceback__ else None
         traceback.print_exception(type(exc), exc, tb)

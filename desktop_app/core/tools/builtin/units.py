@@ -145,7 +145,8 @@ class UnitConvertTool(Tool):
     """Converts a number between units of length, mass, volume, temperature and more."""
 
     name = "convert_units"
-    description = "Convert length/mass/volume/temperature/speed/area/data/time units"
+    description = ("Convert a value between units: km/miles/feet/metres, kg/lb/oz, °C/°F, "
+                   "litres/gallons, km/h/mph, area, data sizes, time")
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {

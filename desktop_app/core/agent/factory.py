@@ -1,0 +1,51 @@
+"""The one place that decides how an agent is set up for a model.
+
+The window, ``desktop-app ask``, Compare and the evaluation all build their agent here, so
+what the evaluation measures is what a user gets. Defaults chosen by measurement on the
+``everyday`` suite (see README, "Agent quality"):
+
+* a context guard for every model (small local windows fill quickly);
+* every tool call stops after ``DEFAULT_TOOL_TIMEOUT`` seconds unless the caller says
+  otherwise (a hung tool must not hang the run);
+* who writes the answer after tools ran: ``ANSWER_AFTER_TOOLS_LOCAL`` for models with a
+  reusable KV cache, the seed's synthesis for hosted models.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from desktop_app.core.agent.react import ReActAgent
+from desktop_app.core.agent.tool_exec import Confirmer
+from desktop_app.core.llm.base import LLM
+from desktop_app.core.tools.base import ToolRegistry
+
+DEFAULT_TOOL_TIMEOUT = 120.0
+#: Local models see every tool up to this many (measured: README, "Agent quality").
+LOCAL_SELECTION_THRESHOLD = 24
+AfterTools = Literal["synthesize", "continue"]
+SynthesisStyle = Literal["separate", "shared_prefix", "conversation"]
+#: Measured on the bundled 0.5B model (README, "Agent quality").
+ANSWER_AFTER_TOOLS_LOCAL: AfterTools = "synthesize"
+SYNTHESIS_LOCAL: SynthesisStyle = "conversation"
+
+
+def answer_after_tools(llm: LLM) -> AfterTools:
+    """Who writes the final answer once tools ran, for ``llm``."""
+    return ANSWER_AFTER_TOOLS_LOCAL if llm.reuses_prompt_prefix else "synthesize"
+
+
+def make_agent(llm: LLM, tools: ToolRegistry, *, confirm: Confirmer | None = None,
+               **options: Any) -> ReActAgent:
+    """A ``ReActAgent`` for ``llm`` with the app's defaults; ``options`` override them."""
+    from desktop_app.core.context import ContextGuard
+
+    options.setdefault("context_guard", ContextGuard(llm))
+    options.setdefault("tool_timeout", DEFAULT_TOOL_TIMEOUT)
+    options.setdefault("after_tools", answer_after_tools(llm))
+    options.setdefault("synthesis", SYNTHESIS_LOCAL if llm.reuses_prompt_prefix else "separate")
+    if llm.reuses_prompt_prefix:
+        # Choosing tools costs a model call and gives every question a different system
+        # turn, so the cached state of the full tool list could never be reused.
+        options.setdefault("selection_threshold", LOCAL_SELECTION_THRESHOLD)
+    return ReActAgent(llm, tools, confirm=confirm, **options)

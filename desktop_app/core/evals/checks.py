@@ -1,0 +1,174 @@
+"""Checking an answer (or a note, file or artifact) against what a task expects.
+
+Checks are written so that they cannot pass by luck:
+
+* ``number``: the expected number must appear (within a tolerance), and no *other*
+  number of a similar size may appear beside it (``7006652 or 7006653`` fails), except the
+  task's own numbers (from the prompt) and intermediate results it lists in ``allow``. A
+  right number inside a long explanation passes; a wrong one never does.
+* ``time_in``: a clock time within ``TIME_SLACK_MINUTES`` of the real time in that zone.
+* ``date``/``weekday``: the real date or weekday; another weekday named beside it fails.
+* ``contains``/``not_contains``: case-insensitive words; a list inside the list means "any of".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+TIME_SLACK_MINUTES = 3
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_TIME = re.compile(r"\b(\d{1,2})[:.h](\d{2})(?::\d{2})?\s*([ap])?\.?\s*m?\b", re.IGNORECASE)
+
+Now = Callable[[], datetime]
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in ``text`` (thousands commas, decimals, a leading minus sign
+    only where it cannot be a hyphen, e.g. not in ``2026-12-25``)."""
+    out = []
+    for match in _NUMBER.finditer(text):
+        start = match.start()
+        if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            continue  # part of a word or an identifier ("x2", "B17")
+        value = float(match.group().replace(",", ""))
+        if start > 0 and text[start - 1] in "-−" and (start < 2 or text[start - 2] in " (=\t\n"):
+            value = -value
+        out.append(value)
+    return out
+
+
+def _close(a: float, b: float, rel_tol: float, abs_tol: float) -> bool:
+    return math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def check_number(text: str, expected: float, *, prompt: str = "", allow: Sequence[float] = (),
+                 rel_tol: float = 0.001, abs_tol: float = 0.0) -> str | None:
+    """None when ``text`` gives ``expected`` and no competing number; else why not."""
+    found = numbers_in(text)
+    if not any(_close(n, expected, rel_tol, abs_tol) for n in found):
+        shown = ", ".join(f"{n:g}" for n in found[:6]) or "no number"
+        return f"expected {expected:g}, found {shown}"
+    known = [*numbers_in(prompt), *allow]
+    low, high = abs(expected) / 10, abs(expected) * 10
+    for number in found:
+        if _close(number, expected, rel_tol, abs_tol) or any(
+                _close(number, k, 1e-6, 1e-9) for k in known):
+            continue
+        if expected and low <= abs(number) <= high:
+            return f"expected {expected:g}, but it also says {number:g}"
+    return None
+
+
+def _times_in(text: str) -> list[int]:
+    """Clock times in ``text`` as minutes after midnight (12-hour times converted)."""
+    out = []
+    for hour_text, minute_text, half in _TIME.findall(text):
+        hour, minute = int(hour_text), int(minute_text)
+        if minute > 59 or hour > 24:
+            continue
+        if half:
+            if hour > 12:
+                continue
+            hour = hour % 12 + (12 if half.lower() == "p" else 0)
+        out.append((hour % 24) * 60 + minute)
+    return out
+
+
+def check_time(text: str, zone: str, now: Now) -> str | None:
+    """None when ``text`` states the current time in ``zone`` (within a few minutes)."""
+    current = now().astimezone(ZoneInfo(zone))
+    minutes = current.hour * 60 + current.minute
+    for found in _times_in(text):
+        difference = abs(found - minutes)
+        if min(difference, 1440 - difference) <= TIME_SLACK_MINUTES:
+            return None
+    return f"no time within {TIME_SLACK_MINUTES} min of {current:%H:%M} ({zone})"
+
+
+def _date_patterns(day: date) -> list[str]:
+    month = _MONTHS[day.month - 1]
+    names = f"(?:{month}|{month[:3]}\\.?)"
+    d = f"0?{day.day}(?:st|nd|rd|th)?"
+    return [day.isoformat(), f"\\b{d}\\s+(?:of\\s+)?{names}\\b", f"\\b{names}\\s+{d}\\b",
+            f"\\b0?{day.month}/0?{day.day}/{day.year}\\b", f"\\b0?{day.day}\\.0?{day.month}\\.{day.year}\\b"]
+
+
+def check_date(text: str, expected: date) -> str | None:
+    lowered = text.lower()
+    if any(re.search(p, lowered) for p in _date_patterns(expected)):
+        return None
+    return f"expected the date {expected.isoformat()}"
+
+
+def check_weekday(text: str, expected: str) -> str | None:
+    lowered = text.lower()
+    named = {w for w in _WEEKDAYS if re.search(rf"\b{w}\b", lowered)}
+    if expected not in named:
+        return f"expected {expected.capitalize()}"
+    others = named - {expected}
+    if others:
+        return f"expected {expected.capitalize()}, but it also names {', '.join(sorted(others))}"
+    return None
+
+
+def _contains(text: str, needle: str, word: bool) -> bool:
+    if word:
+        return re.search(rf"(?<![\w]){re.escape(needle)}(?![\w])", text) is not None
+    return needle in text
+
+
+def check_text(text: str, spec: dict[str, Any], *, prompt: str = "",
+               now: Now | None = None) -> str | None:
+    """Apply every condition of ``spec`` to ``text``; None when all hold, else the first
+    reason it fails."""
+    clock: Now = now or (lambda: datetime.now().astimezone())
+    lowered = text.lower()
+    word = bool(spec.get("word"))
+    for item in spec.get("contains", []):
+        options = item if isinstance(item, list) else [item]
+        if not any(_contains(lowered, o.lower(), word) for o in options):
+            return f"missing {' or '.join(repr(o) for o in options)}"
+    for item in spec.get("not_contains", []):
+        if item.lower() in lowered:
+            return f"should not say {item!r}"
+    if "number" in spec:
+        reason = check_number(text, float(spec["number"]), prompt=prompt,
+                              allow=spec.get("allow", ()), rel_tol=spec.get("rel_tol", 0.001),
+                              abs_tol=spec.get("abs_tol", 0.0))
+        if reason:
+            return reason
+    for value in spec.get("numbers", []):
+        if not any(_close(n, value, spec.get("rel_tol", 0.001), 0.0) for n in numbers_in(text)):
+            return f"missing the number {value:g}"
+    zones = spec.get("time_in", [])
+    for zone in [zones] if isinstance(zones, str) else zones:
+        reason = check_time(text, zone, clock)
+        if reason:
+            return reason
+    if "date" in spec:
+        wanted = (clock().date() if spec["date"] == "today"
+                  else date.fromisoformat(spec["date"]))
+        reason = check_date(text, wanted)
+        if reason:
+            return reason
+    if "weekday" in spec:
+        wanted_day = (_WEEKDAYS[clock().weekday()] if spec["weekday"] == "today"
+                      else spec["weekday"].lower())
+        reason = check_weekday(text, wanted_day)
+        if reason:
+            return reason
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < spec.get("min_lines", 0):
+        return f"expected at least {spec['min_lines']} lines, got {len(lines)}"
+    if len(text.strip()) < spec.get("min_chars", 0):
+        return "the answer is (almost) empty"
+    return None
+

@@ -1,0 +1,110 @@
+"""Summaries of evaluation results: per category, tool tasks vs. no-tool questions, tables."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from desktop_app.core.evals.runner import TaskResult
+
+
+@dataclass
+class Score:
+    """Passed out of total, with the time and tokens they took."""
+
+    passed: int = 0
+    total: int = 0
+    seconds: list[float] = field(default_factory=list)
+    tokens: int = 0
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.total if self.total else 0.0
+
+    @property
+    def mean_seconds(self) -> float:
+        return statistics.fmean(self.seconds) if self.seconds else 0.0
+
+    def add(self, result: TaskResult) -> None:
+        self.total += 1
+        self.passed += int(result.passed)
+        self.seconds.append(result.seconds)
+        self.tokens += result.usage.total_tokens
+
+    def cell(self) -> str:
+        return f"{self.passed}/{self.total}" if self.total else "–"
+
+
+@dataclass
+class Summary:
+    """One model's (or one run's) results, grouped."""
+
+    label: str
+    overall: Score = field(default_factory=Score)
+    tool_tasks: Score = field(default_factory=Score)
+    no_tool: Score = field(default_factory=Score)
+    categories: dict[str, Score] = field(default_factory=dict)
+    first_tokens: list[float] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, label: str, results: Sequence[TaskResult]) -> Summary:
+        summary = cls(label=label)
+        for result in results:
+            summary.overall.add(result)
+            (summary.tool_tasks if result.needs_tool else summary.no_tool).add(result)
+            summary.categories.setdefault(result.category, Score()).add(result)
+            if result.first_token is not None:
+                summary.first_tokens.append(result.first_token)
+        return summary
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form (stored with the run, printed by ``eval --json``)."""
+        return {
+            "label": self.label,
+            "passed": self.overall.passed, "total": self.overall.total,
+            "tool_tasks": {"passed": self.tool_tasks.passed, "total": self.tool_tasks.total},
+            "no_tool": {"passed": self.no_tool.passed, "total": self.no_tool.total},
+            "mean_seconds": round(self.overall.mean_seconds, 2),
+            "median_first_token": (round(statistics.median(self.first_tokens), 2)
+                                   if self.first_tokens else None),
+            "tokens": self.overall.tokens,
+            "categories": {name: {"passed": s.passed, "total": s.total,
+                                  "mean_seconds": round(s.mean_seconds, 2)}
+                           for name, s in self.categories.items()},
+        }
+
+
+def _pct(score: Score) -> str:
+    return f"{score.cell()} ({score.rate:.0%})" if score.total else "–"
+
+
+def scoreboard(summaries: Sequence[Summary], categories: Sequence[str] | None = None) -> str:
+    """A plain-text table, one column per model: categories, totals, time and tokens."""
+    names = list(categories or dict.fromkeys(c for s in summaries for c in s.categories))
+    rows: list[list[str]] = [["", *[s.label for s in summaries]]]
+    for name in names:
+        rows.append([name, *[_pct(s.categories.get(name, Score())) for s in summaries]])
+    rows.append(["tool tasks", *[_pct(s.tool_tasks) for s in summaries]])
+    rows.append(["no-tool questions", *[_pct(s.no_tool) for s in summaries]])
+    rows.append(["all", *[_pct(s.overall) for s in summaries]])
+    rows.append(["mean time per task", *[f"{s.overall.mean_seconds:.1f} s" for s in summaries]])
+    rows.append(["median first answer token", *[
+        f"{statistics.median(s.first_tokens):.2f} s" if s.first_tokens else "–"
+        for s in summaries]])
+    rows.append(["tokens", *[f"{s.overall.tokens:,}" for s in summaries]])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def result_line(result: TaskResult) -> str:
+    """One line per task for progress output."""
+    mark = "PASS" if result.passed else "FAIL"
+    tools = ",".join(result.tools) or "-"
+    line = (f"{mark} {result.task_id:<24} {result.seconds:5.1f} s  {result.iterations} it  "
+            f"tools: {tools}")
+    if not result.passed:
+        line += f"  ({result.reason[:120]})"
+    return line

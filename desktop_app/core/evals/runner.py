@@ -1,0 +1,238 @@
+"""Running a suite on a model: every task in a fresh scratch world, checked, measured.
+
+Each task gets a new temporary folder with the suite's workspace files and notes; the
+built-in tools are bound to it (files and notes never touch the user's own), tools that
+change things are allowed without asking (nobody is there to answer, and all they can
+change is the scratch folder), MCP servers are left out so runs are comparable. The run
+itself goes through the same ``drive_run``/``DagRunner`` funnel as the window, so the
+result is what a user would have seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from desktop_app.core.agent.events import AnswerDelta, Done, Event, IterationStart
+from desktop_app.core.dag.events import DagStepProgress
+from desktop_app.core.evals.checks import check_text
+from desktop_app.core.evals.suite import EvalSuite, EvalTask
+from desktop_app.core.llm.types import Usage
+
+if TYPE_CHECKING:
+    from desktop_app.core.llm.base import LLM
+    from desktop_app.core.llm.registry import ModelRegistry
+    from desktop_app.core.tools.base import Artifact, ToolRegistry
+
+Mode = Literal["react", "dag"]
+#: Tool-call syntax in an answer (``{"name": "calculator", "arguments": ...}``, a tag): the
+#: model printed a call instead of answering, whatever numbers that text contains.
+_CALL_TEXT = re.compile(r'<tool_call>|\{\s*"name"\s*:\s*"[\w.-]+"\s*,\s*"(?:arguments|parameters)"')
+
+
+@dataclass
+class TaskResult:
+    """What one task did and whether it passed."""
+
+    task_id: str
+    category: str
+    needs_tool: bool
+    passed: bool
+    reason: str = ""
+    tools: list[str] = field(default_factory=list)
+    iterations: int = 0
+    seconds: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    #: Seconds from the start to the first visible answer token (None: none was shown).
+    first_token: float | None = None
+    answer: str = ""
+    error: str | None = None
+
+
+@dataclass
+class World:
+    """The scratch folder one task runs in."""
+
+    root: Path
+    workspace: Path
+    notes: Path
+    artifacts: list[Artifact] = field(default_factory=list)
+
+    def note_texts(self) -> list[tuple[str, str]]:
+        from desktop_app.core.tools.builtin.notes import NoteStore
+
+        return [(n.title, f"{n.title}\n{n.body}") for n in NoteStore(self.notes).all()]
+
+
+def make_world(suite: EvalSuite, parent: Path | None = None) -> World:
+    """A fresh folder with the suite's workspace files and notes."""
+    from desktop_app.core.tools.builtin.notes import NoteStore
+
+    root = Path(tempfile.mkdtemp(prefix="desktop-app-eval-", dir=parent))
+    workspace, notes = root / "workspace", root / "notes"
+    workspace.mkdir()
+    notes.mkdir()
+    for name, content in suite.workspace.items():
+        target = workspace / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    store = NoteStore(notes)
+    for note in suite.notes:
+        store.create(note.title, note.body)
+    return World(root=root, workspace=workspace, notes=notes)
+
+
+def world_tools(world: World) -> ToolRegistry:
+    """The built-in tools as a user with a workspace folder has them, bound to ``world``."""
+    from desktop_app.core.store.settings import Settings, ToolsSettings
+    from desktop_app.core.tools.base import ToolRegistry
+    from desktop_app.core.tools.builtin import default_tools
+    from desktop_app.core.tools.builtin.notes import NoteStore
+
+    settings = Settings(tools=ToolsSettings(workspace=str(world.workspace)))
+    return ToolRegistry(default_tools(settings, notes=NoteStore(world.notes)))
+
+
+async def _allow(_tool: str, _args: dict[str, Any]) -> bool:
+    return True
+
+
+def judge(task: EvalTask, answer: str, tools: list[str], world: World,
+          error: str | None) -> tuple[bool, str]:
+    """(passed, reason) for one finished task."""
+    if error:
+        return False, f"error: {error}"
+    if not task.needs_tool and tools:
+        return False, f"called {', '.join(tools)} for a question that needs no tool"
+    if task.tool_required and not tools:
+        return False, "answered without a tool (a guess)"
+    if _CALL_TEXT.search(answer):
+        return False, "the answer shows tool-call text instead of a reply"
+    for target, spec in task.expect.items():
+        reason = _judge_target(target, spec, task, answer, world)
+        if reason:
+            return False, f"{target}: {reason}"
+    return True, ""
+
+
+def _judge_target(target: str, spec: dict[str, Any], task: EvalTask, answer: str,
+                  world: World) -> str | None:
+    conditions = {k: v for k, v in spec.items() if k not in ("title", "path")}
+    if target == "answer":
+        return check_text(answer, conditions, prompt=task.prompt)
+    if target == "note":
+        wanted = str(spec.get("title", "")).lower()
+        notes = [text for title, text in world.note_texts() if wanted in title.lower()]
+        if not notes:
+            return f"no note titled like {spec.get('title')!r}"
+        reasons = [check_text(text, conditions, prompt=task.prompt) for text in notes]
+        return None if None in reasons else reasons[0]
+    if target == "file":
+        path = world.workspace / str(spec["path"])
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return f"{spec['path']} was not written"
+        return check_text(text, conditions, prompt=task.prompt)
+    if not world.artifacts:
+        return "no document was made"
+    reasons = [check_text(a.content, conditions, prompt=task.prompt) for a in world.artifacts]
+    return None if None in reasons else reasons[-1]
+
+
+RunTask = Callable[[EvalTask, World, Callable[[Event], Awaitable[None]]], Awaitable[Any]]
+
+
+async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask) -> TaskResult:
+    """Run one task in a fresh world with ``run(task, world, emit)``, then judge it."""
+    world = make_world(suite)
+    tools_called: list[str] = []
+    answer_parts: list[str] = []
+    done: Done | None = None
+    started = time.perf_counter()
+    first_token: float | None = None
+
+    async def emit(event: Event) -> None:
+        nonlocal done, first_token
+        if isinstance(event, IterationStart):
+            tools_called.append(event.tool_name)
+        elif isinstance(event, DagStepProgress):  # a step's own events arrive wrapped
+            data = event.data
+            if data.get("type") == "iteration" and data.get("status") == "start":
+                tools_called.append(str(data.get("tool_name")))
+            if data.get("type") == "iteration" and data.get("status") == "done":
+                from desktop_app.core.tools.base import Artifact
+
+                world.artifacts.extend(Artifact.model_validate(a)
+                                       for a in data.get("artifacts") or [])
+        elif isinstance(event, AnswerDelta):
+            if first_token is None and event.content.strip():
+                first_token = time.perf_counter() - started
+            answer_parts.append(event.content)
+        elif isinstance(event, Done):
+            done = event
+        artifacts = getattr(event, "artifacts", None)
+        if artifacts:
+            world.artifacts.extend(artifacts)
+
+    try:
+        await run(task, world, emit)
+        seconds = time.perf_counter() - started
+        answer = done.answer if done is not None else "".join(answer_parts)
+        error = done.error if done is not None else "the run ended without a result"
+        passed, reason = judge(task, answer, tools_called, world, error)
+        return TaskResult(task_id=task.id, category=task.category, needs_tool=task.needs_tool,
+                          passed=passed, reason=reason, tools=tools_called,
+                          iterations=done.iterations if done else 0, seconds=seconds,
+                          usage=done.usage if done else Usage(), first_token=first_token,
+                          answer=answer, error=error)
+    finally:
+        shutil.rmtree(world.root, ignore_errors=True)
+
+
+def react_runner(llm: LLM, **agent_options: Any) -> RunTask:
+    """Tasks as ReAct runs on ``llm`` (the window's default mode)."""
+    from desktop_app.core.agent.factory import make_agent
+    from desktop_app.core.agent.runner import drive_run
+
+    async def run(task: EvalTask, world: World,
+                  emit: Callable[[Event], Awaitable[None]]) -> None:
+        agent = make_agent(llm, world_tools(world), confirm=_allow, **agent_options)
+        await drive_run(agent, task.prompt, emit=emit)
+
+    return run
+
+
+def dag_runner(registry: ModelRegistry, model: str | None = None,
+               **agent_options: Any) -> RunTask:
+    """Tasks as DAG-mode runs (plan, steps, analysis) with ``model`` planning."""
+    from desktop_app.core.dag.runner import DagRunner
+
+    async def run(task: EvalTask, world: World,
+                  emit: Callable[[Event], Awaitable[None]]) -> None:
+        runner = DagRunner(registry, world_tools(world), model=model,
+                           agent_options={"confirm": _allow, **agent_options})
+        await runner.run(task.prompt, on_event=emit)
+
+    return run
+
+
+async def run_suite(suite: EvalSuite, run: RunTask, *,
+                    on_result: Callable[[TaskResult], Any] | None = None) -> list[TaskResult]:
+    """Every task of ``suite`` one after another (a local model has one CPU to give)."""
+    results = []
+    for task in suite.tasks:
+        result = await run_task(task, suite, run)
+        results.append(result)
+        if on_result is not None:
+            outcome = on_result(result)
+            if asyncio.iscoroutine(outcome):
+                await outcome
+    return results

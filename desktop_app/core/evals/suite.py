@@ -1,0 +1,105 @@
+"""Evaluation suites: tasks with a prompt and a checkable expectation, loaded from JSON.
+
+A suite file holds the tasks plus the world they run in: workspace files and notes every
+task starts with (each task gets a fresh copy, so one task's side effects never help or hurt
+another). The built-in suite is ``resources/eval/everyday.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from desktop_app.core import paths
+from desktop_app.core.errors import ConfigError
+
+BUILTIN_SUITE = "everyday"
+TARGETS = ("answer", "note", "file", "artifact")
+
+
+class EvalTask(BaseModel):
+    """One task: a prompt, where to look for the result, and what it must be."""
+
+    id: str
+    category: str
+    prompt: str
+    #: False for questions a model should answer from its own knowledge: calling a tool
+    #: there counts against it.
+    needs_tool: bool = True
+    #: Target ("answer", "note", "file", "artifact") → conditions (see ``checks``).
+    expect: dict[str, dict[str, Any]]
+    #: The answer must come from a tool (a guess could be right by luck, e.g. a weekday).
+    tool_required: bool = False
+
+    @field_validator("expect")
+    @classmethod
+    def _known_targets(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        unknown = set(value) - set(TARGETS)
+        if unknown or not value:
+            raise ValueError(f"expect needs one of {', '.join(TARGETS)}; got {sorted(value)}")
+        return value
+
+
+class SeedNote(BaseModel):
+    title: str
+    body: str
+
+
+class EvalSuite(BaseModel):
+    """A named list of tasks and the workspace files and notes they start with."""
+
+    name: str
+    version: int = 1
+    description: str = ""
+    workspace: dict[str, str] = Field(default_factory=dict)
+    notes: list[SeedNote] = Field(default_factory=list)
+    tasks: list[EvalTask]
+
+    def categories(self) -> list[str]:
+        """Categories in the order they first appear."""
+        return list(dict.fromkeys(t.category for t in self.tasks))
+
+    def select(self, categories: list[str] | None = None,
+               task_ids: list[str] | None = None) -> EvalSuite:
+        """A copy with only the given categories and/or task ids (None: all)."""
+        tasks = [t for t in self.tasks
+                 if (not categories or t.category in categories)
+                 and (not task_ids or t.id in task_ids)]
+        if not tasks:
+            known = ", ".join(self.categories())
+            raise ConfigError("No task of the suite matches that selection.",
+                              hint=f"Categories: {known}.")
+        return self.model_copy(update={"tasks": tasks})
+
+
+def builtin_suite_path() -> Path:
+    return paths.resources_dir() / "eval" / f"{BUILTIN_SUITE}.json"
+
+
+def load_suite(path: str | Path | None = None) -> EvalSuite:
+    """The suite in ``path`` (default: the built-in one); a clear error when it is broken."""
+    file = Path(path).expanduser() if path else builtin_suite_path()
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the suite file {file}: {exc.strerror or exc}.",
+                          hint="Check the path given with --suite.") from exc
+    except ValueError as exc:
+        raise ConfigError(f"The suite file {file} is not valid JSON: {exc}.",
+                          hint="Fix the file; resources/eval/everyday.json shows the format.") from exc
+    try:
+        suite = EvalSuite.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"The suite file {file} is not a valid suite: {where}: {first['msg']}.",
+                          hint="resources/eval/everyday.json shows the format.") from exc
+    ids = [t.id for t in suite.tasks]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ConfigError(f"The suite file {file} repeats task ids: {', '.join(duplicates)}.",
+                          hint="Give every task its own id.")
+    return suite
