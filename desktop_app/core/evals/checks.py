@@ -30,40 +30,60 @@ _TIME = re.compile(r"\b(\d{1,2})[:.h](\d{2})(?::\d{2})?\s*([ap])?\.?\s*m?\b", re
 Now = Callable[[], datetime]
 
 
-def numbers_in(text: str) -> list[float]:
-    """Every number written in ``text`` (thousands commas, decimals, a leading minus sign
-    only where it cannot be a hyphen, e.g. not in ``2026-12-25``)."""
+def _numbers(text: str) -> list[tuple[float, int]]:
+    """Every number written in ``text`` with the decimals it shows (thousands commas, a
+    leading minus sign only where it cannot be a hyphen, e.g. not in ``2026-12-25``)."""
     out = []
     for match in _NUMBER.finditer(text):
         start = match.start()
         if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
             continue  # part of a word or an identifier ("x2", "B17")
-        value = float(match.group().replace(",", ""))
+        written = match.group().replace(",", "")
+        value = float(written)
         if start > 0 and text[start - 1] in "-−" and (start < 2 or text[start - 2] in " (=\t\n"):
             value = -value
-        out.append(value)
+        shown = len(written.split(".")[1]) if "." in written and "e" not in written.lower() else 0
+        out.append((value, shown))
     return out
 
 
-def _close(a: float, b: float, rel_tol: float, abs_tol: float) -> bool:
-    return math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
+def numbers_in(text: str) -> list[float]:
+    """Every number written in ``text``."""
+    return [value for value, _shown in _numbers(text)]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.10f}".rstrip("0").rstrip(".")
+
+
+def _decimals(value: float) -> int:
+    text = f"{value:.10f}".rstrip("0")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _is(value: float, shown: int, expected: float, rel_tol: float, abs_tol: float) -> bool:
+    """``value`` is ``expected`` within the tolerance, or rounded to the decimals it shows
+    when it shows enough of them (``42.16`` for 42.1648, not ``61`` for 60.7)."""
+    if math.isclose(value, expected, rel_tol=rel_tol, abs_tol=abs_tol):
+        return True
+    return shown >= min(2, _decimals(expected)) and abs(value - expected) <= 0.5 * 10 ** -shown + 1e-9
 
 
 def check_number(text: str, expected: float, *, prompt: str = "", allow: Sequence[float] = (),
-                 rel_tol: float = 0.001, abs_tol: float = 0.0) -> str | None:
+                 rel_tol: float = 1e-9, abs_tol: float = 0.0) -> str | None:
     """None when ``text`` gives ``expected`` and no competing number; else why not."""
-    found = numbers_in(text)
-    if not any(_close(n, expected, rel_tol, abs_tol) for n in found):
-        shown = ", ".join(f"{n:g}" for n in found[:6]) or "no number"
-        return f"expected {expected:g}, found {shown}"
+    found = _numbers(text)
+    if not any(_is(v, shown, expected, rel_tol, abs_tol) for v, shown in found):
+        listed = ", ".join(f"{_fmt(v)}" for v, _ in found[:6]) or "no number"
+        return f"expected {_fmt(expected)}, found {listed}"
     known = [*numbers_in(prompt), *allow]
     low, high = abs(expected) / 10, abs(expected) * 10
-    for number in found:
-        if _close(number, expected, rel_tol, abs_tol) or any(
-                _close(number, k, 1e-6, 1e-9) for k in known):
+    for value, shown in found:
+        if _is(value, shown, expected, rel_tol, abs_tol) or any(
+                math.isclose(value, k, rel_tol=1e-6, abs_tol=1e-9) for k in known):
             continue
-        if expected and low <= abs(number) <= high:
-            return f"expected {expected:g}, but it also says {number:g}"
+        if expected and low <= abs(value) <= high:
+            return f"expected {_fmt(expected)}, but it also says {_fmt(value)}"
     return None
 
 
@@ -141,13 +161,14 @@ def check_text(text: str, spec: dict[str, Any], *, prompt: str = "",
             return f"should not say {item!r}"
     if "number" in spec:
         reason = check_number(text, float(spec["number"]), prompt=prompt,
-                              allow=spec.get("allow", ()), rel_tol=spec.get("rel_tol", 0.001),
+                              allow=spec.get("allow", ()), rel_tol=spec.get("rel_tol", 1e-9),
                               abs_tol=spec.get("abs_tol", 0.0))
         if reason:
             return reason
     for value in spec.get("numbers", []):
-        if not any(_close(n, value, spec.get("rel_tol", 0.001), 0.0) for n in numbers_in(text)):
-            return f"missing the number {value:g}"
+        if not any(_is(n, shown, value, spec.get("rel_tol", 1e-9), 0.0)
+                   for n, shown in _numbers(text)):
+            return f"missing the number {_fmt(value)}"
     zones = spec.get("time_in", [])
     for zone in [zones] if isinstance(zones, str) else zones:
         reason = check_time(text, zone, clock)

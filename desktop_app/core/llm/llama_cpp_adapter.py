@@ -54,6 +54,7 @@ from desktop_app.core.llm.tool_format import (
     ToolCallSniffer,
     ToolStyle,
     call_shaped,
+    closest_tool,
     detect_tool_style,
 )
 from desktop_app.core.llm.types import (
@@ -315,12 +316,14 @@ class LlamaCppLLM(LLM):
         if final is None:  # stopped early above: the worker has finished that job
             await self._run_on_worker(lambda: None)
             final = StreamChunk(usage=self._usage_of_last(), finish_reason="stop")
-        calls = [c for c in sniffer.parse().calls if c.name in offered] if sniffer.is_call else []
+        calls = _known_calls(sniffer, offered)
         if (not calls and sniffer.is_call and not sniffer.shown
                 and call_shaped(sniffer.text)):
             # A call to a tool that does not exist (or none were offered): the model meant
-            # to answer. Answer again, as text this time; nothing of the first try was shown.
-            retry = dict(request, _grammar=TEXT_ONLY_GRAMMAR)
+            # to answer. Answer again, as text and without the tool list this time (with
+            # it, the bundled model wrote call-like text again); nothing was shown yet.
+            retry = {k: v for k, v in request.items() if k != "tools"}
+            retry["_grammar"] = TEXT_ONLY_GRAMMAR
             async with contextlib.aclosing(self._raw_stream(retry)) as raw:
                 async for chunk in raw:
                     if chunk.usage is not None and final.usage is not None:
@@ -477,6 +480,19 @@ class LlamaCppLLM(LLM):
         if self._llama is not None:
             self._llama.close()
             self._llama = None
+
+
+def _known_calls(sniffer: ToolCallSniffer, offered: set[str]) -> list[ToolCall]:
+    """The reply's calls, made-up tool names mapped to the offered tool they clearly mean
+    (calls to nothing recognisable are dropped)."""
+    if not sniffer.is_call:
+        return []
+    out = []
+    for call in sniffer.parse().calls:
+        name = closest_tool(call.name, offered)
+        if name is not None:
+            out.append(call if name == call.name else call.model_copy(update={"name": name}))
+    return out
 
 
 def _with_ids(calls: list[ToolCall]) -> list[ToolCall]:

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from desktop_app.core.llm.json_extract import extract_json, loads_lenient
+from desktop_app.core.llm.json_extract import complete_truncated, extract_json, loads_lenient
 from desktop_app.core.llm.types import ToolCall
 
 ToolStyle = Literal["hermes", "mistral", "llama3"]
@@ -112,7 +112,8 @@ def _bare_json_calls(text: str, known: set[str] | None) -> list[ToolCall] | None
     try:
         value = loads_lenient(body)
     except ValueError:
-        value = _json_lines(body)  # {"name": ...}\n{"name": ...}: one object a line
+        # {"name": ...}\n{"name": ...}: one object a line; or one the token limit cut off.
+        value = _json_lines(body) or _closed(body)
         if value is None:
             return None
     items = value if isinstance(value, list) else [value]
@@ -120,6 +121,17 @@ def _bare_json_calls(text: str, known: set[str] | None) -> list[ToolCall] | None
     if not calls or any(c is None for c in calls):
         return None
     return [c for c in calls if c is not None]
+
+
+def _closed(body: str) -> Any:
+    """``body`` decoded after closing the brackets a cut-off reply left open, or None."""
+    closed = complete_truncated(body)
+    if closed is None:
+        return None
+    try:
+        return loads_lenient(closed)
+    except ValueError:
+        return None
 
 
 def _json_lines(body: str) -> list[Any] | None:
@@ -194,11 +206,50 @@ def call_shaped(text: str) -> bool:
     try:
         value = loads_lenient(body)
     except ValueError:
-        value = _json_lines(body)
+        value = _json_lines(body) or _closed(body)
     items = value if isinstance(value, list) else [value]
     return bool(items) and all(
         isinstance(i, dict) and isinstance(i.get("name"), str) and set(i) <= _CALL_KEYS
         for i in items)
+
+
+#: Verbs small models use interchangeably in made-up tool names, by what they do.
+_VERB_GROUPS = ({"create", "make", "save", "write", "add", "new", "store", "put"},
+                {"read", "get", "open", "show", "load", "fetch", "view"},
+                {"find", "search", "lookup", "list", "query"},
+                {"convert", "conversion"}, {"calculate", "calculator", "compute", "calc"})
+
+
+def _words(name: str) -> set[str]:
+    return {w.rstrip("s") for w in re.split(r"[^a-z0-9]+", name.lower()) if w}
+
+
+def _verb_group(words: set[str]) -> set[int]:
+    return {i for i, group in enumerate(_VERB_GROUPS) if words & group}
+
+
+def closest_tool(name: str, offered: set[str]) -> str | None:
+    """The offered tool a made-up name clearly means (``create_note`` → ``note_create``,
+    ``create_file`` → ``write_file``, ``get_current_time`` → ``current_time``), or None."""
+    import difflib
+
+    if name in offered:
+        return name
+    words = _words(name)
+    verbs = _verb_group(words)
+    nouns = words - set().union(*_VERB_GROUPS)
+    scored = []
+    for tool in offered:
+        tool_words = _words(tool)
+        shared_nouns = nouns & (tool_words - set().union(*_VERB_GROUPS))
+        same_verb = bool(verbs & _verb_group(tool_words))
+        if shared_nouns or (same_verb and not nouns):
+            scored.append((2 * len(shared_nouns) + int(same_verb), tool))
+    scored.sort(reverse=True)
+    if scored and (len(scored) == 1 or scored[0][0] > scored[1][0]):
+        return scored[0][1]
+    match = difflib.get_close_matches(name.lower(), sorted(offered), n=1, cutoff=0.75)
+    return match[0] if match else None
 
 
 class ToolCallSniffer:

@@ -9,6 +9,7 @@ from desktop_app.core.tools.builtin.artifact import HtmlArtifactTool
 from desktop_app.core.tools.builtin.assistant import assistant_tools
 from desktop_app.core.tools.builtin.calculator import CalculatorTool, calculate
 from desktop_app.core.tools.builtin.clock import ClockTool
+from desktop_app.core.tools.builtin.dates import DateCalcTool
 
 if TYPE_CHECKING:
     from desktop_app.core.store.settings import Settings
@@ -24,10 +25,10 @@ def default_tools(settings: Settings | None = None, *,
     the note tools keep notes (default: the user's notes folder; the evaluation uses a
     scratch folder).
     """
-    tools: list[Tool] = [CalculatorTool(), ClockTool(), HtmlArtifactTool(),
+    tools: list[Tool] = [CalculatorTool(), ClockTool(), DateCalcTool(), HtmlArtifactTool(),
                          *assistant_tools(settings, notes=notes)]
     disabled = set(settings.tools.disabled) if settings is not None else set()
     return [tool for tool in tools if tool.name not in disabled]
 
 
-__all__ = ["CalculatorTool", "ClockTool", "HtmlArtifactTool", "calculate", "default_tools"]
+__all__ = ["CalculatorTool", "ClockTool", "DateCalcTool", "HtmlArtifactTool", "calculate", "default_tools"]

@@ -1,0 +1,73 @@
+"""A direct answer streams while the loop generates it and is never generated twice;
+after tools ran, synthesis writes the answer (SPEC §4, "no double generation")."""
+
+from __future__ import annotations
+
+import pytest
+from agent_helpers import Recorder, registry
+
+from desktop_app.core.agent import AnswerDelta, AnswerStart, Done, ErrorEvent, ReActAgent
+from desktop_app.core.agent.runner import drive_run
+from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
+from desktop_app.core.llm.types import ChatMessage
+
+pytestmark = pytest.mark.anyio
+
+
+def native(*replies: object) -> ScriptedLLM:
+    return ScriptedLLM(list(replies), tool_call=True, chunk_size=3)
+
+
+async def test_a_direct_answer_is_streamed_by_the_loop_call_and_not_generated_again() -> None:
+    llm = native("A generator yields values lazily.")
+    events = Recorder()
+    outcome = await drive_run(ReActAgent(llm, registry()), "What is a generator?", emit=events)
+    assert outcome.answer == "A generator yields values lazily."
+    assert len(llm.requests) == 1 and llm.requests[0].kind == "stream"  # one generation
+    deltas = events.of(AnswerDelta)
+    assert len(deltas) > 3  # arrived in pieces, as generated
+    kinds = events.kinds()
+    # The answer started before the loop's own end-of-loop signal: it streamed live.
+    assert kinds.index("answer:start") < kinds.index("signal")
+    assert kinds[-1] == "done" and len(events.of(AnswerStart)) == 1
+
+
+async def test_after_tools_ran_synthesis_writes_the_answer() -> None:
+    llm = native(tool_call_reply(("calculator", {"expression": "6*7"})),
+                 "The answer is", "6 times 7 is 42.")
+    events = Recorder()
+    outcome = await drive_run(ReActAgent(llm, registry()), "6*7?", emit=events)
+    assert outcome.answer == "6 times 7 is 42."
+    assert len(llm.requests) == 3  # call, loop reply (not shown), synthesis
+    synthesis = llm.requests[-1]
+    assert synthesis.tools is None and "42" in " ".join(m.content for m in synthesis.messages)
+
+
+async def test_a_preamble_then_a_tool_call_keeps_the_preamble_and_appends_the_answer() -> None:
+    llm = native(tool_call_reply(("calculator", {"expression": "6*7"}), content="Let me compute."),
+                 "done", "It is 42.")
+    events = Recorder()
+    outcome = await drive_run(ReActAgent(llm, registry()), "6*7?", emit=events)
+    assert outcome.answer == "Let me compute.\n\nIt is 42."
+    assert "".join(d.content for d in events.of(AnswerDelta)) == outcome.answer
+    assert len(events.of(AnswerStart)) == 1
+
+
+async def test_conversation_synthesis_continues_the_loop_without_tools() -> None:
+    llm = native(tool_call_reply(("calculator", {"expression": "6*7"})), "x", "42.")
+    agent = ReActAgent(llm, registry(), synthesis="conversation")
+    await drive_run(agent, "6*7?", emit=Recorder())
+    last = llm.requests[-1]
+    assert last.tools is None
+    roles = [m.role for m in last.messages]
+    assert roles[:3] == ["system", "user", "assistant"] and "tool" in roles
+    assert roles[-1] == "user" and "answer my question" in last.messages[-1].content
+
+
+async def test_an_empty_answer_is_an_error_not_a_success() -> None:
+    llm = native(ChatMessage.assistant("   "), "", "")
+    events = Recorder()
+    outcome = await drive_run(ReActAgent(llm, registry()), "hi", emit=events)
+    done = events.of(Done)[0]
+    assert outcome.error and done.error and "empty answer" in done.error
+    assert events.of(ErrorEvent)

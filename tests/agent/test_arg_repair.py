@@ -1,0 +1,34 @@
+"""Near-miss arguments are repaired only into something the schema accepts."""
+
+from __future__ import annotations
+
+from desktop_app.core.agent.arg_repair import repair_arguments
+from desktop_app.core.tools.builtin import CalculatorTool
+from desktop_app.core.tools.builtin.units import UnitConvertTool
+
+
+def test_schema_words_copied_into_the_arguments_are_dropped() -> None:
+    schema = CalculatorTool.parameters
+    fixed = repair_arguments(schema, {"expression": "98765 / 43", "required": ["expression"]})
+    assert fixed == {"expression": "98765 / 43"}
+    CalculatorTool().validate(fixed)
+
+
+def test_numbers_written_as_text_become_numbers() -> None:
+    fixed = repair_arguments(UnitConvertTool.parameters,
+                             {"value": "1,609.3", "from_unit": "m", "to_unit": "mi"})
+    assert fixed["value"] == 1609.3
+    UnitConvertTool().validate(fixed)
+
+
+def test_one_misnamed_argument_takes_the_missing_name() -> None:
+    assert repair_arguments(CalculatorTool.parameters, {"expr": "2+2"}) == {"expression": "2+2"}
+
+
+def test_nothing_is_guessed_when_two_values_could_be_meant() -> None:
+    fixed = repair_arguments(CalculatorTool.parameters, {"a": "1+1", "b": "2+2"})
+    assert "expression" not in fixed
+
+
+def test_a_value_of_the_wrong_kind_is_not_forced_in() -> None:
+    assert "expression" not in repair_arguments(CalculatorTool.parameters, {"terms": [1, 2]})
