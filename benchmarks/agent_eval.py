@@ -1,0 +1,99 @@
+"""Agent quality on the everyday suite: the bundled model three ways, and an endpoint.
+
+Configurations, all in one run so their numbers are comparable:
+
+* ``bundled`` — the default: the model's own tool-call format (what users get);
+* ``bundled-json`` — the design's JSON-mode loop with llama.cpp grammar-constrained JSON
+  (``native_tools=False, constrained_json=True``): the old path, for comparison;
+* ``server`` — the same GGUF behind llama-cpp-python's OpenAI-compatible server on
+  127.0.0.1 (``chatml-function-calling``), driven through the ``openai`` SDK with native
+  function calling: the endpoint path.
+
+    .venv/bin/python benchmarks/agent_eval.py [--config bundled] [--category C]... [--json]
+
+Prints one scoreboard, a column per configuration (pass rates per category, tool tasks vs
+no-tool questions, mean time per task, median time to the first answer token). A full run
+of all three takes about 45 minutes on 2 cores. Results are not stored in the user's
+history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from desktop_app.core.evals import Summary, load_suite, react_runner, result_line, run_suite
+from desktop_app.core.evals.report import scoreboard
+from desktop_app.core.llm.base import LLM
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ("bundled", "bundled-json", "server")
+
+
+def _bundled(**options: Any) -> Callable[[], LLM]:
+    def make() -> LLM:
+        from desktop_app.core.llm.bundled import ensure_bundled_model
+        from desktop_app.core.llm.factory import prompt_state_dir
+        from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
+
+        return LlamaCppLLM(ensure_bundled_model(), name="qwen2.5-coder-0.5b",
+                           context_size=8192, prompt_cache_dir=prompt_state_dir(), **options)
+
+    return make
+
+
+async def _run_config(name: str, suite: Any, server: Any) -> Summary:
+    if name == "server":
+        from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
+
+        llm: LLM = OpenAICompatibleLLM(base_url=server.base_url, model=server.model,
+                                       name="server (native tools)", context_size=4096)
+    elif name == "bundled-json":
+        llm = _bundled(native_tools=False, constrained_json=True)()
+    else:
+        llm = _bundled()()
+    print(f"== {name}: {len(suite.tasks)} tasks", file=sys.stderr, flush=True)
+    try:
+        results = await run_suite(suite, react_runner(llm), on_result=lambda r: print(
+            result_line(r), file=sys.stderr, flush=True))
+    finally:
+        await llm.aclose()
+    return Summary.of(name, results)
+
+
+async def main(configs: list[str], categories: list[str] | None, as_json: bool) -> int:
+    suite = load_suite().select(categories)
+    server = None
+    if "server" in configs:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from desktop_app.core.llm.bundled import ensure_bundled_model
+        from fixtures_server import _start, _stop  # the tests' loopback server
+
+        log = Path(tempfile.mkdtemp()) / "server.log"
+        server = _start(ensure_bundled_model(), log)
+    try:
+        summaries = [await _run_config(name, suite, server) for name in configs]
+    finally:
+        if server is not None:
+            _stop(server.process)
+    if as_json:
+        print(json.dumps([s.to_dict() for s in summaries], indent=1))
+    else:
+        print(scoreboard(summaries, suite.categories()))
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", action="append", choices=CONFIGS,
+                        help="configurations to run (default: all three)")
+    parser.add_argument("--category", "-c", action="append", help="only these categories")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    raise SystemExit(asyncio.run(main(args.config or list(CONFIGS), args.category, args.json)))
