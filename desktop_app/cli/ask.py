@@ -126,16 +126,15 @@ def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace,
                 tools: ToolRegistry | None = None) -> ReActAgent:
     """The agent ``ask`` runs: built-in (and MCP) tools, a context guard, terminal
     confirmation."""
-    from desktop_app.core.context import ContextGuard
+    from desktop_app.core.agent.factory import make_agent
 
     options: dict[str, Any] = {}
     if args.max_iterations:
         options["max_iterations"] = args.max_iterations
     if args.temperature is not None:
         options["temperature"] = args.temperature
-    return ReActAgent(llm, tools if tools is not None else ToolRegistry(default_tools(settings)),
+    return make_agent(llm, tools if tools is not None else ToolRegistry(default_tools(settings)),
                       use_native_tools=not args.json_mode,
-                      context_guard=ContextGuard(llm),
                       confirm=make_confirmer(settings, assume_yes=args.yes), **options)
 
 

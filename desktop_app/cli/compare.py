@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
+from desktop_app.core.agent.factory import make_agent
 from desktop_app.core.agent.react import ReActAgent
 from desktop_app.core.compare import CompareTarget, compare_models, format_table
 from desktop_app.core.llm.base import LLM
@@ -42,8 +43,8 @@ async def _compare(args: argparse.Namespace) -> int:
         # A comparison runs unattended: tools that change things are never run.
         return False
 
-    def make_agent(llm: LLM) -> ReActAgent:
-        return ReActAgent(llm, ToolRegistry(tools), max_iterations=args.max_iterations,
+    def agent_for(llm: LLM) -> ReActAgent:
+        return make_agent(llm, ToolRegistry(tools), max_iterations=args.max_iterations,
                           confirm=deny)
 
     try:
@@ -53,7 +54,7 @@ async def _compare(args: argparse.Namespace) -> int:
             local = registry.entry(name).kind in ("bundled", "local")
             targets.append(CompareTarget(name=name, llm=registry.get(name), local=local))
         print(f"comparing {len(targets)} model(s)…", file=sys.stderr, flush=True)
-        rows = await compare_models(" ".join(args.prompt), targets, make_agent)
+        rows = await compare_models(" ".join(args.prompt), targets, agent_for)
     finally:
         await registry.aclose()
     print(format_table(rows))

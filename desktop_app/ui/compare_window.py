@@ -260,16 +260,14 @@ class CompareWindow(QWidget):
         return self.ctx.registry.get(name)
 
     def _make_agent(self, llm: LLM) -> ReActAgent:
-        from desktop_app.core.agent.react import ReActAgent
-        from desktop_app.core.context import ContextGuard
+        from desktop_app.core.agent.factory import make_agent
 
         async def deny(tool_name: str, tool_args: dict[str, Any]) -> bool:
             # Nobody answers permission questions in a comparison: changing tools never run
             # (the same rule as `desktop-app compare`).
             return False
 
-        return ReActAgent(llm, self.ctx.tools(), context_guard=ContextGuard(llm), confirm=deny,
-                          **self.agent_options)
+        return make_agent(llm, self.ctx.tools(), confirm=deny, **self.agent_options)
 
     def _on_event(self, name: str, event: Event) -> None:
         column = self.columns.get(name)

@@ -214,12 +214,10 @@ class RunController(QObject):
                 await run.dag.run(run.query, history=history, interrupt_queue=run.queue,
                                   on_event=emit)
             else:
-                from desktop_app.core.agent.react import ReActAgent
+                from desktop_app.core.agent.factory import make_agent
                 from desktop_app.core.agent.runner import drive_run
-                from desktop_app.core.context import ContextGuard
 
-                agent = ReActAgent(llm, tools, context_guard=ContextGuard(llm),
-                                   confirm=run.confirmer, **self.agent_options)
+                agent = make_agent(llm, tools, confirm=run.confirmer, **self.agent_options)
                 await drive_run(agent, run.query, emit=emit, history=history,
                                 interrupt_queue=run.queue)
         except asyncio.CancelledError:

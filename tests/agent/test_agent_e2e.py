@@ -51,7 +51,8 @@ def assert_well_formed(events: Recorder) -> Done:
     return done
 
 
-async def test_json_mode_with_the_bundled_model_uses_the_calculator(bundled_llm: Any) -> None:
+async def test_native_mode_with_the_bundled_model_uses_the_calculator(bundled_llm: Any) -> None:
+    """The default path for the bundled model: Qwen's trained tool-call format."""
     from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
 
     # Same weights as the shared fixture, but a fresh KV cache: greedy decoding of a 0.5B
@@ -60,17 +61,40 @@ async def test_json_mode_with_the_bundled_model_uses_the_calculator(bundled_llm:
     try:
         agent = ReActAgent(llm, registry(), temperature=0.0, max_tokens=160,
                            max_iterations=6, synthesis_max_tokens=80)
-        assert not agent._native_mode_active
+        assert agent._native_mode_active
         events = Recorder()
         outcome = await drive_run(agent, "what is 1234*5678", emit=events)
     finally:
         await llm.aclose()
     done = assert_well_formed(events)
-    assert outcome.result is not None and outcome.result.mode == "json"
+    assert outcome.result is not None and outcome.result.mode == "native"
     calls = [e for e in events.of(IterationDone) if e.tool_name == "calculator"]
     assert calls and calls[0].error is None and "7006652" in calls[0].observation
     assert "7006652" in done.answer.replace(",", "").replace(" ", "")
     assert done.model == llm.model_id
+
+
+async def test_json_mode_with_the_bundled_model_is_well_formed(bundled_llm: Any) -> None:
+    """The JSON-mode path (models without a trained call format) end to end on a real model.
+
+    Whether the 0.5B model chooses a tool in JSON mode is not asserted: it rarely does (that
+    is why the bundled model runs in native mode; README, "Agent quality")."""
+    from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
+
+    llm = LlamaCppLLM(bundled_llm.path, name="bundled-json", context_size=4096,
+                      native_tools=False)
+    try:
+        agent = ReActAgent(llm, registry(), temperature=0.0, max_tokens=160,
+                           max_iterations=4, synthesis_max_tokens=80)
+        assert not agent._native_mode_active
+        events = Recorder()
+        outcome = await drive_run(agent, "What time is it in Tokyo?", emit=events)
+    finally:
+        await llm.aclose()
+    assert_well_formed(events)
+    assert outcome.result is not None and outcome.result.mode == "json"
+    assert all(m.content.lstrip().startswith("{") for m in outcome.result.messages
+               if m.role == "assistant")
 
 
 async def test_native_mode_through_the_loopback_server(openai_server: Any) -> None:
@@ -98,7 +122,7 @@ async def test_constrained_json_mode_with_the_action_schema(bundled_model_path: 
     from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
 
     llm = LlamaCppLLM(bundled_model_path, name="constrained", context_size=2048,
-                      constrained_json=True)
+                      constrained_json=True, native_tools=False)
     try:
         agent = ReActAgent(llm, registry(), temperature=0.0, max_tokens=160, max_iterations=4,
                            synthesis_max_tokens=60)

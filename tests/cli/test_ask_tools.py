@@ -39,10 +39,11 @@ def test_ask_calls_an_mcp_tool_and_answers(fake_server, app_home: Path,  # noqa:
     # 10 built-in + 6 MCP tools: above the threshold of 12, so a selection call comes first.
     select = {"id": "sel", "type": "function", "function": {
         "name": "select_tools", "arguments": json.dumps({"tools": ["notes__add", "calculator"]})}}
+    # Loop calls stream (a direct answer is shown as it is written); selection does not.
     fake_server.add(
         completion(None, tool_calls=[select], finish_reason="tool_calls"),
-        completion(None, tool_calls=[call], finish_reason="tool_calls"),
-        completion("2 + 3 = 5"),
+        Reply(sse=[chunk(tool_calls=[{"index": 0, **call}], finish_reason="tool_calls")]),
+        Reply(sse=[chunk("2 + 3 = 5", finish_reason="stop")]),
         Reply(sse=[chunk("The sum "), chunk("is **5**.", finish_reason="stop")]),
     )
     assert main(["ask", "add 2 and 3 with the notes server"]) == 0
@@ -68,7 +69,8 @@ def test_an_mcp_server_that_cannot_start_is_reported_and_the_question_still_answ
         "default_model": "scripted",
         "mcp_servers": [{"name": "gone", "command": ["/nonexistent/mcp-server"]}],
     }))
-    fake_server.add(completion("Hello."), Reply(sse=[chunk("Hello.", finish_reason="stop")]))
+    # A direct answer streams from the loop's one call: it is not generated twice.
+    fake_server.add(Reply(sse=[chunk("Hello.", finish_reason="stop")]))
     assert main(["ask", "hi"]) == 0
     out, err = capsys.readouterr()
     assert out.strip() == "Hello."

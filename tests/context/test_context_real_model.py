@@ -127,7 +127,9 @@ def test_tiny_window_with_a_huge_tool_result_completes(bundled_model_path: Path)
                             "type": "string",
                             "description": "Words to look for; empty lists all notes."}}},
                         notes_find)
-    real = LlamaCppLLM(bundled_model_path, name="bundled-2k", context_size=2048)
+    # JSON mode: the scripted first replies are JSON actions.
+    real = LlamaCppLLM(bundled_model_path, name="bundled-2k", context_size=2048,
+                       native_tools=False)
     # Three big results: each is cut to 40 % of the budget, so together they overflow it and
     # the fourth iteration needs a real summary.
     llm = FirstRepliesScripted(real, [json_action("notes_find", {"query": q}, "look them up")

@@ -106,10 +106,20 @@ def test_full_event_sequence_and_summed_usage() -> None:
     assert all(encode_sse(e).startswith("event: ") for e in events)
 
 
+class FailingSteps(Steps):
+    """Like ``Steps``, but step_2 fails every time (so step_3 is skipped)."""
+
+    async def __call__(self, step: PlanStep, ctx: StepContext) -> StepOutput:
+        if step.id == "step_2":
+            raise RuntimeError("b could not be fetched")
+        return await super().__call__(step, ctx)
+
+
 def test_replan_is_bounded_and_gets_earlier_results_as_context() -> None:
     main = ScriptedLLM([reply(PLAN), reply(NOT_ACHIEVED), reply(PLAN), reply(NOT_ACHIEVED),
                         reply(PLAN), reply(NOT_ACHIEVED), reply("best effort")])
-    result, events = run(DagRunner(make_registry(main), step_runner=Steps(), max_replans=2))
+    result, events = run(DagRunner(make_registry(main), step_runner=FailingSteps(),
+                                   max_replans=2))
     assert [e.round for e in events if isinstance(e, DagPlan)] == [0, 1, 2]
     assert [e.round for e in events if isinstance(e, DagReplan)] == [1, 2]
     analyses = [e for e in events if isinstance(e, DagAnalysis)]
@@ -117,10 +127,32 @@ def test_replan_is_bounded_and_gets_earlier_results_as_context() -> None:
     assert analyses[0].confidence == 0.2
     assert result.answer == "best effort" and len(result.rounds) == 3
     replan_prompt = main.calls("chat")[2].last_user_text
-    assert "Round 1 results" in replan_prompt and "result of step_3" in replan_prompt
+    assert "Round 1 results" in replan_prompt and "result of step_1" in replan_prompt
     assert "b is missing" in replan_prompt
     assert isinstance(events[-1], Done)
     assert main.replies == type(main.replies)()  # every scripted reply used, none more
+
+
+def test_no_replan_when_every_step_finished_and_only_the_analyzer_doubts() -> None:
+    main = ScriptedLLM([reply(PLAN), reply(NOT_ACHIEVED), reply("a+b from the results")])
+    steps = Steps()
+    result, events = run(DagRunner(make_registry(main), step_runner=steps, max_replans=2))
+    assert not any(isinstance(e, DagReplan) for e in events)
+    assert len([e for e in events if isinstance(e, DagPlan)]) == 1
+    assert len(steps.seen) == 3  # the steps ran once
+    assert result.answer == "a+b from the results"
+    assert main.replies == type(main.replies)()
+
+
+def test_planner_and_analyzer_use_the_models_configured_for_their_roles() -> None:
+    main = ScriptedLLM([reply("the answer")])
+    planner = ScriptedLLM([reply(PLAN), reply(ACHIEVED)], model_id="planner-model")
+    registry = make_registry(main)
+    registry.register("thinker", planner, roles=["reasoning"])
+    result, _ = run(DagRunner(registry, step_runner=Steps()))
+    assert len(planner.calls("chat")) == 2  # the plan and the analysis
+    assert not main.calls("chat") and len(main.calls("stream")) == 1  # it only answered
+    assert result.answer == "the answer"
 
 
 def test_achieved_first_round_does_not_replan() -> None:

@@ -59,7 +59,7 @@ def _tables(path: Path) -> set[str]:
 def test_empty_database_is_created_at_the_latest_version(db_path: Path) -> None:
     store = ConversationStore(db_path)
     try:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == latest_version() == 3
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == latest_version()
         assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     finally:
@@ -82,7 +82,7 @@ def test_version_one_database_is_upgraded_keeping_and_indexing_its_data(db_path:
 
     store = ConversationStore(db_path)
     try:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == latest_version()
         conv = store.get_conversation("old1")
         assert (conv.title, conv.deleted_at, conv.message_count) == ("Old chat", None, 2)
         # v2 backfilled the search index from rows that existed before it.
@@ -119,13 +119,14 @@ def test_failing_migration_rolls_back_to_the_previous_version(
         conn.execute("CREATE TABLE half_done (x)")
         conn.execute("INSERT INTO no_such_table VALUES (1)")
 
-    monkeypatch.setitem(MIGRATIONS, 4, broken)
-    with pytest.raises(StorageError, match="version 4"):
+    next_version = latest_version() + 1
+    monkeypatch.setitem(MIGRATIONS, next_version, broken)
+    with pytest.raises(StorageError, match=f"version {next_version}"):
         ConversationStore(db_path)
-    monkeypatch.delitem(MIGRATIONS, 4)
+    monkeypatch.delitem(MIGRATIONS, next_version)
     assert "half_done" not in _tables(db_path)
     store = ConversationStore(db_path)
-    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == latest_version()
     store.close()
 
 

@@ -141,7 +141,7 @@ def test_model_picker_lists_local_and_hosted_models_with_their_abilities(qtbot) 
     picker.set_registry(registry)
     labels = [picker.combo.itemText(i) for i in range(picker.combo.count())]
     assert labels == ["qwen2.5-coder-0.5b  (built-in, offline)", "hosted  (hosted API)"]
-    assert picker.abilities.full_text().startswith("tools ✗ · JSON ✗ · streaming ✓")
+    assert picker.abilities.full_text().startswith("tools ✓ · JSON ✗ · streaming ✓")
     changed: list[str] = []
     picker.model_changed.connect(changed.append)
     picker.combo.setCurrentIndex(1)

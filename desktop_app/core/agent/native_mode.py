@@ -73,7 +73,8 @@ async def run_native(state: RunState) -> None:
         reasoning = (reply.reasoning_content or "").strip()
         if calls and not reasoning:
             reasoning = (reply.content or "").strip()
-        await state.emit(ThinkingDone(iteration=iteration, reasoning=reasoning))
+        if state.announced_iteration != iteration:
+            await state.emit(ThinkingDone(iteration=iteration, reasoning=reasoning))
 
         if calls and _repeats(state, calls):
             state.messages.pop()  # the repeated request is not part of the trace
@@ -93,7 +94,8 @@ async def run_native(state: RunState) -> None:
             if not state.answer:
                 state.answer = draft_from_steps(state.steps)  # fallback if synthesis fails
             state.stop_reason = "final_answer"
-            await state.emit(AnswerSignal())
+            if state.announced_iteration != iteration:
+                await state.emit(AnswerSignal())
             return
 
         steps: list[StepRecord] = await asyncio.gather(*(

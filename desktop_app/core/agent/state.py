@@ -12,7 +12,13 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from desktop_app.core.agent.events import Compact, Event, Inject
+from desktop_app.core.agent.events import (
+    AnswerSignal,
+    Compact,
+    Event,
+    Inject,
+    ThinkingDone,
+)
 from desktop_app.core.agent.guard import ContextGuardLike
 from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
 from desktop_app.core.agent.result import AgentResult, StepRecord, StopReason
@@ -65,6 +71,9 @@ class RunState:
     #: After tools ran, stop a reply once it is known to be text (synthesis follows): for
     #: local models, where every generated token costs the user time.
     stop_early: bool = False
+    #: The iteration whose ThinkingDone and AnswerSignal were already emitted, because its
+    #: reply began streaming as the answer (the protocol's order must hold: SPEC §8).
+    announced_iteration: int = 0
 
     async def emit(self, event: Event) -> None:
         if self.sink is None:
@@ -185,6 +194,13 @@ class RunState:
                     cut_short = True
                     break
                 if live and self.answer_sink is not None:
+                    if self.announced_iteration != self.iterations:
+                        # The reply is the answer: close the thinking step and signal it
+                        # before the first visible token, as a non-streamed run would.
+                        self.announced_iteration = self.iterations
+                        await self.emit(ThinkingDone(iteration=self.iterations,
+                                                     reasoning="".join(reasoning).strip()))
+                        await self.emit(AnswerSignal())
                     text = chunk.content
                     if len(parts) == 1 and self.streamed.strip():
                         text = "\n\n" + text.lstrip()  # a new reply after earlier text

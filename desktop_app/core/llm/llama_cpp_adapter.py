@@ -295,7 +295,9 @@ class LlamaCppLLM(LLM):
         """
         request = self._request(messages, tools, tool_choice, response_format, temperature,
                                 max_tokens)
-        if self.tool_style is None or "_grammar" in request or "response_format" in request:
+        text_only = request.get("_grammar") == TEXT_ONLY_GRAMMAR
+        if self.tool_style is None or text_only or "response_format" in request:
+            # Nothing here can be a call. (A forced call's grammar output is parsed below.)
             async with contextlib.aclosing(self._raw_stream(request)) as raw:
                 async for chunk in raw:
                     yield chunk

@@ -151,8 +151,7 @@ class CalculatorTool(Tool):
     """Evaluates arithmetic expressions exactly (integers) or to 12 significant digits."""
 
     name = "calculator"
-    description = ("Arithmetic: + - * / // % **, 'x% of y', sqrt, sin, log, exp, pi, e "
-                   "(for unit conversions use convert_units)")
+    description = "Exact arithmetic: + - * / // % **, 'x% of y', sqrt, sin, log, pi, e"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {

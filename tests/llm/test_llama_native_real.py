@@ -1,0 +1,92 @@
+"""The bundled model through its trained tool-call format, on the real llama.cpp.
+
+These are the behaviours the agent's defaults rest on (README, "Agent quality"): a forced
+call is always a well-formed call, ``tool_choice="none"`` always gives text, a direct
+answer streams as text while tools are offered, and the system turn's evaluated state is
+restored from disk by a freshly loaded model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
+from desktop_app.core.llm.types import ChatMessage
+from desktop_app.core.tools.builtin.calculator import CalculatorTool
+
+pytestmark = pytest.mark.real_model
+
+CALCULATOR = CalculatorTool().spec()
+SYSTEM = ChatMessage.system("You are a helpful assistant. Use tools when they help.")
+
+
+def test_a_forced_call_is_always_a_valid_call_of_that_tool(bundled_llm: LlamaCppLLM) -> None:
+    # A question that has nothing to do with arithmetic: only the grammar makes it a call.
+    result = asyncio.run(bundled_llm.chat(
+        [SYSTEM, ChatMessage.user("Tell me a short joke about cats.")], tools=[CALCULATOR],
+        tool_choice={"type": "function", "function": {"name": "calculator"}},
+        max_tokens=80, temperature=0.0))
+    calls = result.message.tool_calls
+    assert len(calls) == 1 and calls[0].name == "calculator"
+    assert isinstance(calls[0].parsed_arguments().get("expression"), str)
+    assert "<tool_call>" not in result.message.content
+
+
+def test_tool_choice_none_gives_text_even_for_a_question_the_tool_answers(
+        bundled_llm: LlamaCppLLM) -> None:
+    result = asyncio.run(bundled_llm.chat(
+        [SYSTEM, ChatMessage.user("What is 1234*5678?")], tools=[CALCULATOR],
+        tool_choice="none", max_tokens=40, temperature=0.0))
+    assert not result.message.tool_calls
+    assert result.message.content.strip() and "<tool_call>" not in result.message.content
+
+
+def test_a_direct_answer_streams_as_text_while_tools_are_offered(
+        bundled_llm: LlamaCppLLM) -> None:
+    async def run() -> tuple[list[str], int]:
+        pieces: list[str] = []
+        calls = 0
+        async for chunk in bundled_llm.stream_chat(
+                [SYSTEM, ChatMessage.user("Explain what a Python generator is in one sentence.")],
+                tools=[CALCULATOR], max_tokens=60, temperature=0.0):
+            calls += len(chunk.tool_calls)
+            if chunk.content:
+                pieces.append(chunk.content)
+        return pieces, calls
+
+    pieces, calls = asyncio.run(run())
+    assert calls == 0
+    assert len(pieces) >= 5  # arrived token by token, not held back until the end
+    text = "".join(pieces)
+    assert "generator" in text.lower() and "<tool_call>" not in text
+
+
+def test_a_new_process_restores_the_system_turn_from_disk(bundled_model_path: Path,
+                                                          tmp_path: Path) -> None:
+    long_system = ChatMessage.system("You are a careful assistant. " * 60)
+    question = [long_system, ChatMessage.user("Say hi.")]
+
+    def ask(name: str) -> tuple[str, int, int]:
+        llm = LlamaCppLLM(bundled_model_path, name=name, context_size=2048,
+                          prompt_cache_dir=tmp_path)
+
+        async def run() -> None:
+            try:
+                await llm.chat(question, tools=[CALCULATOR], max_tokens=4, temperature=0.0)
+            finally:
+                await llm.aclose()
+
+        asyncio.run(run())
+        stats = llm.last_stats
+        assert stats is not None
+        return stats.prefix_source, stats.prompt_eval_tokens, stats.prompt_tokens
+
+    first_source, _, prompt_tokens = ask("first")
+    assert first_source == "saved" and list(tmp_path.glob("*.state"))
+    second_source, second_evaluated, _ = ask("second")  # a fresh model: empty KV cache
+    assert second_source == "disk"
+    # Only the question's own tokens were evaluated, not the 400-token system turn.
+    assert second_evaluated < 40 < prompt_tokens - 300
