@@ -67,7 +67,8 @@ async def _run_config(name: str, suite: Any, server: Any) -> Summary:
     return Summary.of(name, results)
 
 
-async def main(configs: list[str], categories: list[str] | None, as_json: bool) -> int:
+async def main(configs: list[str], categories: list[str] | None, as_json: bool,
+               save: Path | None = None) -> int:
     suite = load_suite().select(categories)
     server = None
     if "server" in configs:
@@ -82,6 +83,8 @@ async def main(configs: list[str], categories: list[str] | None, as_json: bool) 
     finally:
         if server is not None:
             _stop(server.process)
+    if save is not None:
+        save.write_text(json.dumps([s.to_dict() for s in summaries], indent=1))
     if as_json:
         print(json.dumps([s.to_dict() for s in summaries], indent=1))
     else:
@@ -95,5 +98,7 @@ if __name__ == "__main__":
                         help="configurations to run (default: all three)")
     parser.add_argument("--category", "-c", action="append", help="only these categories")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--save", type=Path, help="also write the summaries as JSON here")
     args = parser.parse_args()
-    raise SystemExit(asyncio.run(main(args.config or list(CONFIGS), args.category, args.json)))
+    raise SystemExit(asyncio.run(main(args.config or list(CONFIGS), args.category, args.json,
+                                      args.save)))

@@ -108,7 +108,7 @@ async def part_two(model: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     llm = LlamaCppLLM(model, context_size=8192)  # no disk states: "cleared" means cleared
     try:
-        for style in ("shared_prefix", "conversation"):
+        for style in ("shared_prefix", "conversation", "separate"):
             agent = make_agent(llm, tools, synthesis=style, synthesis_max_tokens=8)
             result = AgentResult(answer="", steps=[], iterations=4, usage=Usage(),
                                  messages=list(messages), query=messages[1].content,

@@ -128,7 +128,7 @@ def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace,
     confirmation."""
     from desktop_app.core.agent.factory import make_agent
 
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"tool_timeout": settings.tools.timeout_seconds}
     if args.max_iterations:
         options["max_iterations"] = args.max_iterations
     if args.temperature is not None:

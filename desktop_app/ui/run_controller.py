@@ -210,14 +210,18 @@ class RunController(QObject):
                 # Every step asks before tools that change things, like a ReAct run does,
                 # and follow-ups typed meanwhile reach the plan at its next phase boundary.
                 run.dag = DagRunner(self.ctx.registry, tools, model=run.model,
-                                    agent_options={"confirm": run.confirmer})
+                                    agent_options={
+                                        "confirm": run.confirmer,
+                                        "tool_timeout": self.ctx.settings.tools.timeout_seconds})
                 await run.dag.run(run.query, history=history, interrupt_queue=run.queue,
                                   on_event=emit)
             else:
                 from desktop_app.core.agent.factory import make_agent
                 from desktop_app.core.agent.runner import drive_run
 
-                agent = make_agent(llm, tools, confirm=run.confirmer, **self.agent_options)
+                options = {"tool_timeout": self.ctx.settings.tools.timeout_seconds,
+                           **self.agent_options}
+                agent = make_agent(llm, tools, confirm=run.confirmer, **options)
                 await drive_run(agent, run.query, emit=emit, history=history,
                                 interrupt_queue=run.queue)
         except asyncio.CancelledError:

@@ -12,9 +12,11 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -127,6 +129,29 @@ class SettingsDialog(QDialog):
         row.addWidget(self.workspace, 1)
         row.addWidget(browse)
         layout.addLayout(row)
+        from desktop_app.core.sandbox import sandbox_status
+
+        sandbox = sandbox_status()
+        self.code_tool = QCheckBox("Let the assistant run Python code it writes, inside an OS "
+                                   "sandbox (workspace folder only, no network)")
+        self.code_tool.setChecked(sandbox.available and self.settings.tools.code_tool_enabled)
+        self.code_tool.setEnabled(sandbox.available)
+        layout.addWidget(self.code_tool)
+        if not sandbox.available:
+            why = QLabel(f"Unavailable: {sandbox.reason}")
+            why.setObjectName("Muted")
+            why.setWordWrap(True)
+            layout.addWidget(why)
+        timeout_row = QHBoxLayout()
+        self.tool_timeout = QDoubleSpinBox()
+        self.tool_timeout.setRange(1, 3600)
+        self.tool_timeout.setDecimals(0)
+        self.tool_timeout.setSuffix(" s")
+        self.tool_timeout.setValue(self.settings.tools.timeout_seconds)
+        timeout_row.addWidget(QLabel("Stop any tool call after"))
+        timeout_row.addWidget(self.tool_timeout)
+        timeout_row.addStretch(1)
+        layout.addLayout(timeout_row)
         self.always_allow = QLabel("Always allowed without asking: "
                                    + (", ".join(self.settings.tools.always_allow) or "none"))
         self.always_allow.setWordWrap(True)
@@ -173,6 +198,8 @@ class SettingsDialog(QDialog):
                             for i in range(self.tool_list.count())
                             if self.tool_list.item(i).checkState() != Qt.CheckState.Checked]
         s.tools.workspace = self.workspace.text().strip() or None
+        s.tools.code_tool_enabled = self.code_tool.isChecked()
+        s.tools.timeout_seconds = self.tool_timeout.value()
         s.ui.theme = self.theme.currentData()
         return s
 

@@ -1,12 +1,11 @@
-"""The Python code tool: runs code in a limited child; time, memory, network and file limits."""
+"""The Python code tool: runs code in the OS sandbox; time, memory, network and file limits.
+
+Attacks on the sandbox itself are in tests/security/test_code_sandbox.py."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,13 +13,15 @@ from pathlib import Path
 import pytest
 from tools_helpers import make_workspace
 
+from desktop_app.core.sandbox import sandbox_status
 from desktop_app.core.store.settings import Settings
 from desktop_app.core.tools.builtin import default_tools
-from desktop_app.core.tools.builtin.code import SCRATCH, PythonCodeTool, _limits
+from desktop_app.core.tools.builtin.code import PythonCodeTool
 from desktop_app.core.tools.sandbox import Workspace
 
 pytestmark = [pytest.mark.anyio,
-              pytest.mark.skipif(os.name != "posix", reason="process limits are POSIX")]
+              pytest.mark.skipif(not sandbox_status().available,
+                                 reason=f"no OS sandbox: {sandbox_status().reason}")]
 
 
 @pytest.fixture
@@ -56,15 +57,15 @@ async def test_working_folder_is_the_workspace(tool: PythonCodeTool, ws: Workspa
     assert (ws.root / "made.txt").read_text() == "ok"
 
 
-async def test_home_and_tmp_are_a_scratch_folder_inside_the_workspace(tool: PythonCodeTool,
-                                                                      ws: Workspace) -> None:
+async def test_home_and_tmp_are_private_and_gone_after_the_run(tool: PythonCodeTool,
+                                                               ws: Workspace) -> None:
+    before = sorted(p.name for p in ws.root.iterdir())
     code = ("import os, tempfile\nprint(os.environ['HOME'])\nprint(tempfile.gettempdir())\n"
             "f = tempfile.NamedTemporaryFile(delete=False); f.write(b'x'); f.close()")
     result = await tool.run({"code": code})
     assert result.ok, result.error
-    home, tmp = [line for line in result.text.splitlines() if str(ws.root) in line]
-    assert home == tmp and Path(home).parent == ws.root and Path(home).name.startswith(SCRATCH)
-    assert not Path(home).exists()  # removed after the run
+    assert "/tmp\n/tmp" in result.text  # a tmpfs of the sandbox, not the user's
+    assert sorted(p.name for p in ws.root.iterdir()) == before
 
 
 async def test_time_limit_stops_the_program(tool: PythonCodeTool) -> None:
@@ -101,24 +102,6 @@ async def test_no_network_connect_to_loopback_listener_fails(tool: PythonCodeToo
         listener.accept()  # nothing ever reached the listener
 
 
-def test_network_namespace_alone_blocks_loopback(listener: socket.socket) -> None:
-    """The kernel layer without the audit hook: a plain child in the preexec limits."""
-    if not sys.platform.startswith("linux"):
-        pytest.skip("network namespaces are Linux-only")
-    port = listener.getsockname()[1]
-    code = ("import os, socket\nprint(os.stat('/proc/self/ns/net').st_ino)\n"
-            f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
-            "    print('CONNECTED')\nexcept OSError as exc:\n    print('REFUSED', exc.errno)\n")
-    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
-                          check=False, preexec_fn=_limits(512 * 1024 * 1024, 10), timeout=30)
-    child_ns, outcome = proc.stdout.split("\n")[:2]
-    if child_ns == str(os.stat("/proc/self/ns/net").st_ino):
-        pytest.skip("this kernel/container does not permit new network namespaces")
-    assert outcome.startswith("REFUSED")
-    with pytest.raises(BlockingIOError):
-        listener.accept()
-
-
 @pytest.mark.parametrize("code", [
     "open('{outside}/evil.txt', 'w').write('x')",
     "import os\nos.remove('{outside}/secret.txt')",
@@ -132,27 +115,18 @@ async def test_writing_outside_the_workspace_is_refused(tool: PythonCodeTool, tm
                                                         code: str) -> None:
     outside = tmp_path / "outside"
     result = await tool.run({"code": code.format(outside=outside)})
-    assert result.error and "PermissionError" in result.error
+    # The host folder does not exist in the sandbox: nothing there can be named.
+    assert result.error and ("FileNotFoundError" in result.error
+                             or "OperationalError" in result.error), result.error
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == "TOP-SECRET-CONTENT budget\n"
 
 
 async def test_reading_private_files_outside_is_refused(tool: PythonCodeTool, tmp_path: Path) -> None:
     result = await tool.run({"code": f"print(open('{tmp_path}/outside/secret.txt').read())"})
-    assert result.error and "TOP-SECRET" not in result.error and "not allowed" in result.error
+    assert result.error and "TOP-SECRET" not in result.error and "FileNotFoundError" in result.error
     listing = await tool.run({"code": f"import os\nprint(os.listdir('{tmp_path}/outside'))"})
     assert listing.error and "secret.txt" not in listing.error
-
-
-@pytest.mark.parametrize(("code", "message"), [
-    ("import subprocess\nsubprocess.run(['echo', 'hi'])", "starting other programs"),
-    ("import os\nos.system('echo hi')", "starting other programs"),
-    ("import ctypes", "ctypes"),
-    ("import os\nos.kill(1, 0)", "signalling other processes"),  # signal 0: harmless probe
-])
-async def test_escape_hatches_are_closed(tool: PythonCodeTool, code: str, message: str) -> None:
-    result = await tool.run({"code": code})
-    assert result.error and message in result.error
 
 
 async def test_errors_show_the_traceback(tool: PythonCodeTool) -> None:
@@ -185,13 +159,13 @@ def test_code_tool_is_off_by_default_and_needs_confirmation(tmp_path: Path) -> N
     assert "run_python" not in {t.name for t in default_tools(settings)}
 
 
-async def test_parallel_runs_do_not_share_scratch_folders(tool: PythonCodeTool, ws: Workspace) -> None:
+async def test_parallel_runs_each_have_their_own_tmp(tool: PythonCodeTool, ws: Workspace) -> None:
     code = ("import os, tempfile, time\np = os.path.join(tempfile.gettempdir(), 'f')\n"
             "open(p, 'w').write('x')\ntime.sleep({delay})\nprint(open(p).read())")
     fast, slow = await asyncio.gather(tool.run({"code": code.format(delay=0)}),
                                       tool.run({"code": code.format(delay=1)}))
     assert fast.ok and slow.ok, (fast.error, slow.error)
-    assert not [p for p in ws.root.iterdir() if p.name.startswith(SCRATCH)]
+    assert "x" in fast.text and "x" in slow.text
 
 
 async def test_sqlite_in_the_workspace_and_in_memory_works(tool: PythonCodeTool, ws: Workspace) -> None:

@@ -127,3 +127,37 @@ def test_fetch_models_and_test_connection_against_a_real_server(qtbot, loop, ope
     assert editor.model.currentText() == openai_server.model
     assert loop.run_until_complete(editor.test_connection())
     assert editor.result.text().startswith("✓")
+
+
+def test_code_tool_and_tool_timeout_round_trip(qtbot) -> None:
+    from desktop_app.core.sandbox import sandbox_status
+
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    assert not dialog.code_tool.isChecked()  # off by default
+    assert dialog.code_tool.isEnabled() == sandbox_status().available
+    dialog.code_tool.setChecked(True)
+    dialog.tool_timeout.setValue(45)
+    result = dialog.collect()
+    assert result.tools.code_tool_enabled == sandbox_status().available
+    assert result.tools.timeout_seconds == 45
+
+
+def test_without_a_sandbox_the_code_tool_cannot_be_enabled_and_says_why(
+        qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    from desktop_app.core import sandbox
+    from desktop_app.core.sandbox import status
+
+    gone = status.SandboxStatus(False, "none", "bubblewrap is not installed.")
+    monkeypatch.setattr(status, "sandbox_status", lambda: gone)
+    monkeypatch.setattr(sandbox, "sandbox_status", lambda: gone)
+    settings = Settings()
+    settings.tools.code_tool_enabled = True
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    assert not dialog.code_tool.isEnabled() and not dialog.code_tool.isChecked()
+    texts = [label.text() for label in dialog.findChildren(QLabel)]
+    assert any("bubblewrap is not installed" in text for text in texts)
+    assert dialog.collect().tools.code_tool_enabled is False

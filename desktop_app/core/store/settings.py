@@ -84,6 +84,8 @@ class ToolsSettings(BaseModel):
     workspace: str | None = None
     code_tool_enabled: bool = False
     always_allow: list[str] = Field(default_factory=list)
+    #: Seconds before any one tool call is stopped (a hung tool must not hang the run).
+    timeout_seconds: float = Field(default=120.0, ge=1.0, le=3600.0)
 
 
 class McpServerConfig(BaseModel):

@@ -5,11 +5,19 @@ with ``SandboxViolationError`` when it is absolute, contains ``..``, or resolves
 every symlink, in the file itself or in any parent folder) to a place outside the folder.
 The check is done on the fully resolved path with ``Path.resolve`` and ``is_relative_to``,
 so a symlink created *inside* the workspace that points outside is refused like ``..``.
+
+Files are then opened without a resolve-then-open race: ``open_fd`` walks the checked path
+one component at a time from a descriptor of the workspace folder (``dir_fd``) with
+``O_NOFOLLOW``, so a symlink swapped in after the check is refused, not followed. Only
+regular files with one link are opened (a FIFO or device would block or leak; a hard link
+may be a file outside), and reads never block (``O_NONBLOCK``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
@@ -92,15 +100,79 @@ class Workspace:
             return False
 
     # --- safe file operations -----------------------------------------------------------------
+    def open_fd(self, path: str, flags: int, *, create: bool = False) -> int:
+        """A descriptor of workspace file ``path`` opened with ``flags``, race-free.
+
+        ``create``: missing parent folders are made (inside the workspace) and the file may
+        be new. Raises ``SandboxViolationError`` for symlinks met while opening and
+        ``ToolError`` for anything that is not a regular file.
+        """
+        target = self.resolve(path, must_exist=not create)
+        parts = target.relative_to(self.root).parts
+        if not parts:
+            raise ToolError(f"'{path}' is a folder; give a file name.", hint=_HINT)
+        nofollow = getattr(os, "O_NOFOLLOW", 0)
+        directory = getattr(os, "O_DIRECTORY", 0)
+        current = os.open(self.root, os.O_RDONLY | directory)
+        try:
+            for part in parts[:-1]:
+                try:
+                    following = os.open(part, os.O_RDONLY | directory | nofollow, dir_fd=current)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o755, dir_fd=current)
+                    following = os.open(part, os.O_RDONLY | directory | nofollow, dir_fd=current)
+                os.close(current)
+                current = following
+            fd = os.open(parts[-1], flags | nofollow | os.O_NONBLOCK, 0o644, dir_fd=current)
+        except OSError as exc:
+            raise self._open_error(path, exc) from None
+        finally:
+            os.close(current)
+        info = os.fstat(fd)
+        problem = None
+        if not stat.S_ISREG(info.st_mode):
+            problem = ("is a folder" if stat.S_ISDIR(info.st_mode)
+                       else "is not a regular file (a pipe, socket or device)")
+        elif info.st_nlink > 1:
+            problem = "has several hard links (it may be a file outside the workspace)"
+        if problem is not None:
+            os.close(fd)
+            raise ToolError(f"'{path}' {problem}; file tools only use regular files.",
+                            hint=_HINT)
+        os.set_blocking(fd, True)
+        return fd
+
+    def _open_error(self, path: str, exc: OSError) -> Exception:
+        import errno
+
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            return SandboxViolationError(
+                f"Refused '{path}': a symbolic link appeared while opening it; tools only "
+                f"use files inside {self.root}.", hint=_HINT)
+        if exc.errno == errno.ENXIO:  # a FIFO with no reader, opened for writing
+            return ToolError(f"'{path}' is not a regular file (a pipe, socket or device); "
+                             "file tools only use regular files.", hint=_HINT)
+        if isinstance(exc, FileNotFoundError):
+            return ToolError(f"'{path}' does not exist in the workspace.",
+                             hint="List the folder to see which files exist.")
+        if isinstance(exc, IsADirectoryError):
+            return ToolError(f"'{path}' is a folder, not a file.", hint="List it instead.")
+        return ToolError(f"'{path}' could not be opened: {exc.strerror}.", hint=_HINT)
+
+    def read_bytes(self, path: str, *, max_bytes: int = MAX_READ_BYTES) -> tuple[bytes, bool]:
+        """At most ``max_bytes`` of a workspace file, and whether there was more."""
+        with os.fdopen(self.open_fd(path, os.O_RDONLY), "rb") as handle:
+            data = handle.read(max_bytes + 1)
+        return data[:max_bytes], len(data) > max_bytes
+
     def read_text(self, path: str, *, max_bytes: int = MAX_READ_BYTES) -> tuple[str, bool]:
         """Text of a workspace file (at most ``max_bytes``) and whether it was cut short."""
-        target = self.resolve(path)
-        if target.is_dir():
+        if self.resolve(path).is_dir():
             raise ToolError(f"'{path}' is a folder, not a file.", hint="List it instead.")
-        with open(target, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-        truncated = len(data) > max_bytes
-        data = data[:max_bytes]
+        data, truncated = self.read_bytes(path, max_bytes=max_bytes)
         if b"\x00" in data[:8192]:
             raise ToolError(f"'{path}' looks like a binary file, not text.",
                             hint="Only text files can be read; use read_document for PDFs.")
@@ -114,16 +186,12 @@ class Workspace:
         target = self.resolve(path, must_exist=False)
         if target == self.root or target.is_dir():
             raise ToolError(f"'{path}' is a folder; give a file name.", hint=_HINT)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # Re-check after mkdir, then refuse to follow a symlink swapped in as the last part.
-        self._check_inside(path, target.parent.resolve(strict=True))
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-        try:
-            fd = os.open(target, flags, 0o644)
-        except OSError as exc:
-            raise ToolError(f"'{path}' could not be written: {exc.strerror}.", hint=_HINT) from exc
+        # Truncate only after the checks: O_TRUNC in open would empty a file it then refuses.
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else 0)
+        fd = self.open_fd(path, flags, create=True)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            if not append:
+                handle.truncate(0)
             handle.write(content)
         return target
 

@@ -53,7 +53,13 @@ def assistant_tools(settings: Settings | None = None, *,
     if workspace is not None:
         tools += [*file_tools(workspace), ReadDocumentTool(workspace)]
         if settings is not None and settings.tools.code_tool_enabled:
-            tools.append(PythonCodeTool(workspace))
+            from desktop_app.core.sandbox import sandbox_status
+
+            status = sandbox_status()
+            if status.available:
+                tools.append(PythonCodeTool(workspace))
+            else:  # no OS sandbox, no code tool (Settings shows the same reason)
+                log.warning("The Python code tool stays off: %s", status.reason)
     elif settings is not None and settings.tools.code_tool_enabled:
         log.warning("The Python code tool is enabled but no workspace folder is set; "
                     "it stays off until a workspace is chosen.")

@@ -1,19 +1,13 @@
-"""``run_python``: runs Python code in a separate, limited process. Off by default.
+"""``run_python``: runs Python code the model wrote inside an OS sandbox. Off by default.
 
-Layers, from the kernel up (each works without the next):
-
-1. **Process limits** (POSIX, applied in ``preexec_fn`` before the interpreter starts):
-   ``RLIMIT_AS`` (memory), ``RLIMIT_CPU`` (a CPU-time backstop), ``RLIMIT_FSIZE`` (no
-   runaway files), ``RLIMIT_CORE`` 0. A wall-clock timeout kills the whole process group.
-2. **No network**: on Linux the child is moved into a fresh network namespace
-   (``unshare(CLONE_NEWNET)``; unprivileged users get a user namespace mapping their own
-   uid first) — it has no interfaces but a downed loopback, so nothing is reachable.
-3. **Audit hook** (``code_guard.py``, PEP 578): refuses sockets, writing outside the
-   workspace, reading outside the workspace and the Python installation, starting programs
-   and ctypes.
-4. **Environment**: ``python -I`` (isolated: no user site, no PYTHON* variables), the
-   workspace as working directory, HOME and TMPDIR in a scratch folder inside the
-   workspace that is removed after the run, and a minimal ``PATH``.
+The boundary is the operating system's, not the interpreter's (an audit hook is not a
+sandbox: PEP 578 says so, and an attacker showed it): ``desktop_app.core.sandbox`` runs the
+interpreter under bubblewrap on Linux (namespaces for users, mounts, PIDs, network and IPC;
+the workspace the only writable folder, a read-only minimal system, no home, no session bus,
+a cleared environment) or ``sandbox-exec`` on macOS. Kernel limits cap memory, CPU time,
+file size and process count; the wall-clock limit kills the launcher, and with it the
+sandbox's PID namespace, so nothing the program started outlives the call. Where no
+sandbox can start, the tool cannot be enabled (Settings says why).
 
 The tool changes files, so it is ``read_only=False`` and the user confirms each run.
 """
@@ -21,103 +15,24 @@ The tool changes files, so it is ``read_only=False`` and the user confirms each 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import os
-import shutil
 import signal
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
+from desktop_app.core.sandbox import Limits, limit_process, sandbox_status, sandboxed_argv
 from desktop_app.core.tools.base import Tool, ToolResult
 from desktop_app.core.tools.sandbox import Workspace
 
-try:  # POSIX only; imported here because importing in the forked child could deadlock
-    import resource
-except ImportError:  # Windows: only the timeout and the audit hook apply
-    resource = None  # type: ignore[assignment]
-
-GUARD = Path(__file__).with_name("code_guard.py")
 DEFAULT_TIMEOUT = 20.0
 MAX_TIMEOUT = 120.0
 DEFAULT_MEMORY_MB = 512
 MAX_OUTPUT_CHARS = 20_000
-MAX_FILE_BYTES = 100 * 1024 * 1024
-SCRATCH = ".python-tmp"
-
-_CLONE_NEWNET = 0x40000000
-_CLONE_NEWUSER = 0x10000000
-
-
-def _libc_unshare() -> Any:
-    """``unshare`` from libc, loaded in the parent (the child after fork only calls it)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).unshare
-    except (OSError, AttributeError):
-        return None
-
-
-_UNSHARE = _libc_unshare()
-
-
-def _write_proc(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-def _isolate_network() -> None:
-    """Put the calling process into a new, empty network namespace if the kernel allows.
-
-    Python 3.11 has no ``os.unshare`` (3.12+), hence libc through ctypes. Failure is not
-    fatal: the audit hook still refuses sockets.
-    """
-    unshare = getattr(os, "unshare", None)
-    flag_net = getattr(os, "CLONE_NEWNET", _CLONE_NEWNET)
-    try:
-        if unshare is not None:
-            unshare(flag_net)
-            return
-        if _UNSHARE is not None and _UNSHARE(flag_net) == 0:
-            return
-    except OSError:
-        pass
-    if _UNSHARE is None:
-        return
-    uid, gid = os.getuid(), os.getgid()
-    if _UNSHARE(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
-        # Map our own uid/gid so files created in the workspace keep the user as owner.
-        try:
-            _write_proc("/proc/self/setgroups", "deny")
-            _write_proc("/proc/self/uid_map", f"{uid} {uid} 1")
-            _write_proc("/proc/self/gid_map", f"{gid} {gid} 1")
-        except OSError:
-            pass
-
-
-def _limits(memory_bytes: int, cpu_seconds: int) -> Any:
-    """The ``preexec_fn``: runs in the child between fork and exec."""
-    def apply() -> None:
-        assert resource is not None
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        _isolate_network()
-    return apply
-
-
-def _netns_inode() -> str:
-    try:
-        return str(os.stat("/proc/self/ns/net").st_ino)
-    except OSError:
-        return ""
+#: Runs the program read from stdin as ``__main__``; "<code>" names it in tracebacks.
+RUNNER = ("import sys\nsource = sys.stdin.read()\nsys.stdin = open('/dev/null')\n"
+          "exec(compile(source, '<code>', 'exec'), {'__name__': '__main__'})")
 
 
 async def _read_capped(stream: asyncio.StreamReader, limit: int) -> tuple[str, bool]:
@@ -137,7 +52,7 @@ class PythonCodeTool(Tool):
     """Runs a Python program in a limited child process with the workspace as its folder."""
 
     name = "run_python"
-    description = "Run Python code (no network, workspace only, time/memory limits)"
+    description = "Run Python code in a sandbox (workspace folder only, no network)"
     read_only = False
     parameters: dict[str, Any] = {
         "type": "object",
@@ -161,33 +76,23 @@ class PythonCodeTool(Tool):
         self.python = python or sys.executable
         self.max_output_chars = max_output_chars
 
-    def _env(self, scratch: Path) -> dict[str, str]:
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(scratch), "TMPDIR": str(scratch),
-               "TEMP": str(scratch), "TMP": str(scratch), "LANG": "C.UTF-8",
-               "MPLCONFIGDIR": str(scratch), "MPLBACKEND": "Agg"}
-        if sys.platform == "win32":  # Windows needs these to start an interpreter at all
-            env.update({k: os.environ[k] for k in ("SYSTEMROOT", "PATH") if k in os.environ})
-        return env
-
     async def run(self, args: dict[str, Any]) -> ToolResult:
+        status = sandbox_status()
+        if not status.available:
+            return ToolResult.failure(f"Python code cannot run here: {status.reason}")
         timeout = float(args.get("timeout") or self.timeout)
-        root = self.workspace.root
-        # One scratch folder per run: parallel runs must not delete each other's files.
-        scratch = root / f"{SCRATCH}-{uuid.uuid4().hex[:8]}"
-        scratch.mkdir()
-        posix = os.name == "posix"
+        limits = Limits(memory_mb=self.memory_mb, cpu_seconds=int(timeout) + 2)
+        argv = sandboxed_argv([self.python, "-I", "-B", "-X", "utf8", "-c", RUNNER],
+                              Path(self.workspace.root))
         started = time.monotonic()
         try:
             proc = await asyncio.create_subprocess_exec(
-                self.python, "-I", "-B", "-X", "utf8", str(GUARD), str(root), _netns_inode(),
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=str(root), env=self._env(scratch),
-                start_new_session=posix,
-                preexec_fn=(_limits(self.memory_mb * 1024 * 1024, int(timeout) + 2)
-                            if resource is not None else None))
+                *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=str(self.workspace.root),
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},  # the launcher's: no keys
+                start_new_session=True, preexec_fn=limit_process(limits))
         except OSError as exc:
-            shutil.rmtree(scratch, ignore_errors=True)
-            return ToolResult.failure(f"Python could not be started ({exc}).")
+            return ToolResult.failure(f"The sandbox could not be started ({exc}).")
         timed_out = False
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         limit = self.max_output_chars * 4  # bytes; decoded text is cut to chars below
@@ -203,23 +108,23 @@ class PythonCodeTool(Tool):
             pass  # the child died before reading its code; its stderr says why
         finally:
             if proc.returncode is None:
-                self._kill(proc, posix)
+                self._kill(proc)
                 await proc.wait()
-            shutil.rmtree(scratch, ignore_errors=True)
-        (out, out_cut), (err, err_cut) = await readers
+        try:
+            (out, out_cut), (err, err_cut) = await asyncio.wait_for(readers, 5.0)
+        except TimeoutError:  # a pipe still held open: the namespace is going away anyway
+            (out, out_cut), (err, err_cut) = ("", False), ("(output lost)", False)
         elapsed = time.monotonic() - started
         return self._result(proc.returncode, out, err, out_cut or err_cut, timed_out, timeout,
                             elapsed)
 
     @staticmethod
-    def _kill(proc: asyncio.subprocess.Process, posix: bool) -> None:
+    def _kill(proc: asyncio.subprocess.Process) -> None:
+        # The launcher's group; the sandbox's own PID namespace dies with its first process.
         try:
-            if posix:
-                os.killpg(proc.pid, signal.SIGKILL)  # the whole group: no orphaned grandchildren
-            else:
-                proc.kill()
-        except ProcessLookupError:
-            pass
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
 
     def _result(self, code: int | None, out: str, err: str, cut: bool, timed_out: bool,
                 timeout: float, elapsed: float) -> ToolResult:

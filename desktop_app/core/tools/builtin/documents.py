@@ -8,7 +8,6 @@ continue, so a 300-page PDF never floods the model's context.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import ToolArgumentError, ToolError
@@ -45,17 +44,17 @@ def parse_pages(spec: str, count: int) -> list[int]:
     return pages
 
 
-def _read_pdf(path: Path, pages_spec: str | None) -> tuple[str, str]:
+def _read_pdf(name: str, data: bytes, pages_spec: str | None) -> tuple[str, str]:
+    """Text of the PDF in ``data`` (read through the workspace's race-free opener)."""
+    import io
+
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
-    if path.stat().st_size > MAX_PDF_BYTES:
-        raise ToolError(f"The PDF is larger than {MAX_PDF_BYTES // 1_000_000} MB.",
-                        hint="Split it or extract the pages you need first.")
     try:
-        reader = PdfReader(str(path))
+        reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise ToolError(f"'{path.name}' is password-protected.",
+            raise ToolError(f"'{name}' is password-protected.",
                             hint="Save an unprotected copy in the workspace.")
         count = len(reader.pages)
         indexes = parse_pages(pages_spec, count) if pages_spec else list(range(count))
@@ -64,7 +63,7 @@ def _read_pdf(path: Path, pages_spec: str | None) -> tuple[str, str]:
             text = (reader.pages[i].extract_text() or "").strip()
             parts.append(f"--- Page {i + 1} of {count} ---\n{text or '(no text on this page)'}")
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ToolError(f"'{path.name}' could not be read as a PDF: {exc}.",
+        raise ToolError(f"'{name}' could not be read as a PDF: {exc}.",
                         hint="The file may be damaged or not a PDF.") from exc
     label = f"pages {pages_spec}" if pages_spec else f"all {count} pages"
     return "\n\n".join(parts), label
@@ -103,7 +102,11 @@ class ReadDocumentTool(Tool):
         suffix = path.suffix.lower()
         pages = args.get("pages")
         if suffix == ".pdf":
-            text, label = _read_pdf(path, pages)
+            data, cut = self.workspace.read_bytes(rel, max_bytes=MAX_PDF_BYTES)
+            if cut:
+                raise ToolError(f"The PDF is larger than {MAX_PDF_BYTES // 1_000_000} MB.",
+                                hint="Split it or extract the pages you need first.")
+            text, label = _read_pdf(path.name, data, pages)
         elif suffix in TEXT_SUFFIXES:
             if pages:
                 raise ToolArgumentError("Page ranges only apply to PDF files.",

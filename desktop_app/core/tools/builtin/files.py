@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from desktop_app.core.errors import ToolArgumentError
+from desktop_app.core.errors import ToolArgumentError, ToolError
 from desktop_app.core.tools.base import Tool, ToolResult
 from desktop_app.core.tools.sandbox import Workspace
 
@@ -176,7 +176,7 @@ class SearchFilesTool(_WorkspaceTool):
             if pattern is None:
                 hits.append(rel)
                 continue
-            line = self._first_match(entry, pattern)
+            line = self._first_match(self.workspace, entry, pattern)
             if line is not None:
                 hits.append(f"{rel}: {line}")
         what = " and ".join(filter(None, [f"name '{name}'" if name else "",
@@ -186,12 +186,13 @@ class SearchFilesTool(_WorkspaceTool):
         return ToolResult(text=f"Files matching {what}:\n" + "\n".join(hits))
 
     @staticmethod
-    def _first_match(path: Path, pattern: re.Pattern[str]) -> str | None:
+    def _first_match(workspace: Workspace, path: Path, pattern: re.Pattern[str]) -> str | None:
         try:
-            if path.stat().st_size > MAX_SEARCH_FILE_BYTES:
-                return None
-            data = path.read_bytes()
-        except OSError:
+            if not path.is_file() or path.stat().st_size > MAX_SEARCH_FILE_BYTES:
+                return None  # never open a FIFO or device: reading it could block forever
+            data, _ = workspace.read_bytes(workspace.relative(path),
+                                           max_bytes=MAX_SEARCH_FILE_BYTES)
+        except (OSError, ToolError):
             return None
         if b"\x00" in data[:8192]:
             return None

@@ -1,0 +1,130 @@
+"""Is an OS sandbox available here, and the command line that runs a program inside it."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Where the workspace appears inside the sandbox (the host path, which may name the user,
+#: stays hidden).
+WORKSPACE_INSIDE = "/workspace"
+_PROBE_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """``available``: programs can run sandboxed; ``reason`` says why not (for Settings)."""
+
+    available: bool
+    kind: str  # "bubblewrap", "sandbox-exec" or "none"
+    reason: str = ""
+
+
+@functools.cache
+def sandbox_status() -> SandboxStatus:
+    """Probe once per process: a sandbox that cannot start is no sandbox."""
+    if sys.platform.startswith("linux"):
+        return _probe_bubblewrap()
+    if sys.platform == "darwin":
+        if shutil.which("sandbox-exec"):
+            return SandboxStatus(True, "sandbox-exec")
+        return SandboxStatus(False, "none", "macOS's sandbox-exec was not found.")
+    return SandboxStatus(False, "none", "There is no OS sandbox for programs on this system "
+                                        "(Windows), so the Python code tool stays off.")
+
+
+def _probe_bubblewrap() -> SandboxStatus:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return SandboxStatus(False, "none", "The Python code tool runs programs in a "
+                                            "bubblewrap sandbox, which is not installed. "
+                                            "Install it (Debian/Ubuntu: sudo apt install "
+                                            "bubblewrap; Fedora: sudo dnf install bubblewrap) "
+                                            "and restart the app.")
+    try:
+        done = subprocess.run([bwrap, *_namespace_args(), "--ro-bind", "/", "/", "true"],
+                              capture_output=True, text=True, timeout=_PROBE_TIMEOUT,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return SandboxStatus(False, "none", f"bubblewrap could not be started ({exc}).")
+    if done.returncode != 0:
+        detail = (done.stderr or "").strip().splitlines()[-1:] or ["no message"]
+        return SandboxStatus(False, "none", "bubblewrap is installed but cannot create a "
+                                            f"sandbox here ({detail[0]}). It needs "
+                                            "unprivileged user namespaces (on Ubuntu 24.04 "
+                                            "an AppArmor profile for bwrap).")
+    return SandboxStatus(True, "bubblewrap")
+
+
+def _namespace_args() -> list[str]:
+    return ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+
+
+def _python_roots() -> list[str]:
+    """Folders the interpreter needs, read-only: the venv and its base installation."""
+    roots = {sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
+    return sorted(r for r in roots if r and r != "/" and not r.startswith("/usr"))
+
+
+def _system_args() -> list[str]:
+    """A minimal read-only system: /usr, the merged-/usr links, the linker cache."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "lib", "lib32", "lib64", "sbin"):
+        host = Path("/") / name
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), f"/{name}"]
+    for name in ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives"):
+        args += ["--ro-bind-try", name, name]
+    return args
+
+
+def bubblewrap_argv(command: list[str], workspace: Path, *, bwrap: str = "bwrap") -> list[str]:
+    """``command`` inside bubblewrap; the workspace is the only writable folder."""
+    argv = [bwrap, *_namespace_args(), "--hostname", "sandbox", *_system_args()]
+    for root in _python_roots():
+        argv += ["--ro-bind", root, root]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+             "--bind", str(workspace), WORKSPACE_INSIDE, "--chdir", WORKSPACE_INSIDE,
+             # A clean environment: nothing of the app's (API keys, bus addresses) goes in.
+             "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+             "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
+             "--setenv", "LANG", "C.UTF-8", "--setenv", "MPLBACKEND", "Agg",
+             "--setenv", "MPLCONFIGDIR", "/tmp", "--", *command]
+    return argv
+
+
+def _seatbelt_quote(path: str) -> str:
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def seatbelt_profile(workspace: Path) -> str:
+    """A deny-by-default ``sandbox-exec`` profile: read the system and Python, write only
+    the workspace and a temp folder inside it, no network. Untested here (Linux machines)."""
+    reads = " ".join(f"(subpath {_seatbelt_quote(p)})"
+                     for p in ["/usr", "/System", "/Library", "/private/var/db/dyld",
+                               *_python_roots()])
+    ws = _seatbelt_quote(str(workspace))
+    return ("(version 1)\n(deny default)\n(allow process-fork)\n(allow process-exec)\n"
+            "(allow signal (target same-sandbox))\n(allow sysctl-read)\n"
+            f"(allow file-read* {reads} (literal \"/dev/null\") (literal \"/dev/urandom\"))\n"
+            f"(allow file-read* file-write* (subpath {ws}))\n"
+            "(allow file-write* (literal \"/dev/null\"))\n(deny network*)\n")
+
+
+def sandboxed_argv(command: list[str], workspace: Path) -> list[str]:
+    """``command`` wrapped in this machine's sandbox; raises RuntimeError without one.
+
+    Inside, the workspace is the working directory (``/workspace`` on Linux)."""
+    status = sandbox_status()
+    if not status.available:
+        raise RuntimeError(status.reason)
+    if status.kind == "bubblewrap":
+        return bubblewrap_argv(command, workspace, bwrap=shutil.which("bwrap") or "bwrap")
+    return ["sandbox-exec", "-p", seatbelt_profile(workspace), *command]
