@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # System libraries Qt 6 / QtWebEngine need on Debian and Ubuntu, plus Xvfb for machines with
-# no display and a font (without one, web previews render no text). Needs root or sudo.
+# no display, a font (without one, web previews render no text) and bubblewrap (the OS
+# sandbox the Python code tool runs in). Needs root or sudo.
 # Skips quietly when everything is already there.
 set -euo pipefail
 
@@ -10,7 +11,7 @@ packages=(
     libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0
     libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0
     libxcb-xkb1 libxcomposite1 libxdamage1 libxrandr2 libxtst6 libxkbfile1 libxshmfence1
-    libnss3 libasound2
+    libnss3 libasound2 bubblewrap
 )
 # Extra packages a caller needs (the test script adds a real Secret Service for keyring tests).
 read -r -a extra <<<"${DESKTOP_APP_EXTRA_PACKAGES:-}"
