@@ -119,6 +119,11 @@ class RunController(QObject):
                 self.model_status.emit(f"Loading {name}…")
                 self.model_progress.emit(0, 0)
                 await load()
+            if llm.reuses_prompt_prefix:
+                from desktop_app.core.agent.factory import warm_up
+
+                self.model_status.emit("Preparing the assistant…")
+                await warm_up(llm, self.ctx.tools())
             return llm
         finally:
             self.model_status.emit("")

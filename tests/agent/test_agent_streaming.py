@@ -65,6 +65,21 @@ async def test_conversation_synthesis_continues_the_loop_without_tools() -> None
     assert roles[-1] == "user" and "answer my question" in last.messages[-1].content
 
 
+async def test_shared_prefix_synthesis_repeats_the_loop_s_prompt_and_tools_text_only() -> None:
+    """The style whose prompt a local model's KV cache already holds (all but the last turn)."""
+    llm = native(tool_call_reply(("calculator", {"expression": "6*7"})), "x", "42.")
+    agent = ReActAgent(llm, registry(), synthesis="shared_prefix")
+    outcome = await drive_run(agent, "6*7?", emit=Recorder())
+    assert outcome.answer == "42."
+    loop, synthesis = llm.requests[-2], llm.requests[-1]
+    assert synthesis.tools == loop.tools and synthesis.tools
+    assert synthesis.tool_choice == "none"
+    # The loop's messages are a prefix of the synthesis prompt: only the last turn is new.
+    shown = [(m.role, m.content) for m in synthesis.messages]
+    assert shown[:2] == [(m.role, m.content) for m in loop.messages][:2]
+    assert shown[-1][0] == "user" and "answer my question" in shown[-1][1]
+
+
 async def test_an_empty_answer_is_an_error_not_a_success() -> None:
     llm = native(ChatMessage.assistant("   "), "", "")
     events = Recorder()

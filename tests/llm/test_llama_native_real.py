@@ -90,3 +90,29 @@ def test_a_new_process_restores_the_system_turn_from_disk(bundled_model_path: Pa
     assert second_source == "disk"
     # Only the question's own tokens were evaluated, not the 400-token system turn.
     assert second_evaluated < 40 < prompt_tokens - 300
+
+
+def test_warm_up_puts_the_run_s_system_turn_in_the_cache(bundled_model_path: Path,
+                                                        tmp_path: Path) -> None:
+    """What the window does after loading: the first question then only evaluates itself."""
+    from desktop_app.core.agent.factory import make_agent, warm_up
+    from desktop_app.core.agent.runner import drive_run
+    from desktop_app.core.tools.base import ToolRegistry
+    from desktop_app.core.tools.builtin import default_tools
+
+    llm = LlamaCppLLM(bundled_model_path, name="warm", context_size=4096,
+                      prompt_cache_dir=tmp_path)
+    tools = ToolRegistry(default_tools())
+
+    async def run() -> None:
+        try:
+            await warm_up(llm, tools)
+            await drive_run(make_agent(llm, tools, max_tokens=8),
+                            "What is the capital of France?", emit=lambda event: None)
+        finally:
+            await llm.aclose()
+
+    asyncio.run(run())
+    stats = llm.last_stats
+    assert stats is not None and stats.prefix_source == "memory"
+    assert stats.prompt_eval_tokens < 40 < stats.prompt_tokens

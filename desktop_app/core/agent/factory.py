@@ -27,10 +27,12 @@ AfterTools = Literal["synthesize", "continue"]
 SynthesisStyle = Literal["separate", "shared_prefix", "conversation"]
 #: Measured on the bundled 0.5B model (README, "Agent quality").
 ANSWER_AFTER_TOOLS_LOCAL: AfterTools = "synthesize"
-#: The only style whose prompt continues the loop's: after a 3-call run its first token
-#: came in 0.24 s against 17.1 s re-evaluated (0.01x); "conversation" 0.77x, "separate"
-#: 0.91x (benchmarks/first_token.py). Pass rates on 26 tool tasks were within noise.
-SYNTHESIS_LOCAL: SynthesisStyle = "shared_prefix"
+#: Chosen by answer quality. "shared_prefix" is the only style whose prompt continues the
+#: loop's (first token 0.24 s after a 3-call run against 17.1 s re-evaluated: 0.01x), but on
+#: the bundled 0.5B model its answers were worse: 15/26 and 12/26 of the arithmetic,
+#: percentage, unit and date tasks against 19/26 for "separate", whose short prompt costs
+#: 1.7 s to the first token (benchmarks/first_token.py, benchmarks/agent_eval.py).
+SYNTHESIS_LOCAL: SynthesisStyle = "separate"
 #: A 0.5B model sometimes never stops; an answer after tools is rarely longer than this.
 SYNTHESIS_MAX_TOKENS_LOCAL = 768
 
@@ -38,6 +40,18 @@ SYNTHESIS_MAX_TOKENS_LOCAL = 768
 def answer_after_tools(llm: LLM) -> AfterTools:
     """Who writes the final answer once tools ran, for ``llm``."""
     return ANSWER_AFTER_TOOLS_LOCAL if llm.reuses_prompt_prefix else "synthesize"
+
+
+async def warm_up(llm: LLM, tools: ToolRegistry) -> None:
+    """Evaluate (or restore from disk) the system turn every run on ``llm`` starts with, so
+    the first question only pays for its own tokens. A no-op for hosted models."""
+    warm = getattr(llm, "warm_up", None)
+    if warm is None or not llm.reuses_prompt_prefix:
+        return
+    agent = make_agent(llm, tools)
+    native = agent.mode == "native"
+    messages = agent._initial_messages("", (), tools, native)[:1]  # the system turn only
+    await warm(messages, tools.specs() if native and len(tools) else None)
 
 
 def make_agent(llm: LLM, tools: ToolRegistry, *, confirm: Confirmer | None = None,
