@@ -13,7 +13,7 @@ import asyncio
 
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
 from desktop_app.core.agent.prompts import native_observation
-from desktop_app.core.agent.result import StepRecord, draft_from_steps, find_repeat
+from desktop_app.core.agent.result import StepRecord, find_repeat
 from desktop_app.core.agent.state import RunState
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 
@@ -91,8 +91,9 @@ async def run_native(state: RunState) -> None:
                                                   or (reply.reasoning_content or "").strip())
             if not cut_short:
                 state.answer_streamed = live and bool(state.streamed.strip()) and not injected
-            if not state.answer:
-                state.answer = draft_from_steps(state.steps)  # fallback if synthesis fails
+            # No draft from the tool results here: shown to the synthesis as "Draft answer",
+            # the bundled model copied the last result's first line as its answer. The
+            # driver falls back to those results only if synthesis fails.
             state.stop_reason = "final_answer"
             if state.announced_iteration != iteration:
                 await state.emit(AnswerSignal())

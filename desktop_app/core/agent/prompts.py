@@ -93,8 +93,15 @@ def json_system_prompt(base: str, registry: ToolRegistry) -> str:
     return f"{base}\n\n{instructions}"
 
 
-def native_system_prompt(base: str) -> str:
-    return f"{base}\n\n{NATIVE_MODE_INSTRUCTIONS}"
+#: Added when file tools are offered: without it the bundled model answered questions about
+#: "expenses.csv" with an SQL query instead of reading the file.
+WORKSPACE_HINT = ("Files the user mentions are in their workspace folder: list or read them "
+                  "with the file tools before answering about them.")
+
+
+def native_system_prompt(base: str, registry: ToolRegistry | None = None) -> str:
+    extra = f" {WORKSPACE_HINT}" if registry is not None and "read_file" in registry else ""
+    return f"{base}\n\n{NATIVE_MODE_INSTRUCTIONS}{extra}"
 
 
 def artifact_summary(artifacts: Sequence[Artifact]) -> str:

@@ -15,6 +15,7 @@ from desktop_app.core.agent.events import Phase
 from desktop_app.core.agent.guard import ContextGuardLike
 from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.agent.json_mode import Action, parse_action, run_json
+from desktop_app.core.agent.mentions import read_mentioned_files
 from desktop_app.core.agent.native_mode import run_native
 from desktop_app.core.agent.prompts import (
     ANSWER_SYSTEM_PROMPT,
@@ -152,6 +153,7 @@ class ReActAgent:
                                           timeout=self.tool_timeout)
             state.messages = self._initial_messages(query, history, state.registry, native)
             if native:
+                await read_mentioned_files(state)
                 await self._run_native(state)
             else:
                 await self._run_json(state)
@@ -180,7 +182,7 @@ class ReActAgent:
         if earlier and earlier[0].role == "system":
             earlier = earlier[1:]  # this agent's own system prompt replaces an old one
         if native:
-            system = native_system_prompt(self._system_prompt)
+            system = native_system_prompt(self._system_prompt, registry)
         else:
             system = json_system_prompt(self._system_prompt, registry)
             earlier = history_for_json(earlier)

@@ -33,7 +33,7 @@ from desktop_app.core.agent.events import (
 )
 from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
 from desktop_app.core.agent.react import ReActAgent
-from desktop_app.core.agent.result import AgentResult, partial_result
+from desktop_app.core.agent.result import AgentResult, draft_from_steps, partial_result
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.llm.types import ChatMessage, Usage
 
@@ -159,7 +159,8 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
                         "showing the agent's brief answer instead.",
                 kind="synthesis"))
         if failed:
-            extra = _fallback_text(result.answer, "".join(deltas))
+            extra = _fallback_text(result.answer or draft_from_steps(result.steps),
+                                   "".join(deltas))
             if extra:
                 deltas.append(extra)
                 await send(AnswerDelta(content=extra))

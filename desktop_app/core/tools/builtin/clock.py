@@ -10,6 +10,21 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from desktop_app.core.tools.base import Tool, ToolResult
 
 
+#: What models write when they mean "the user's own time" (the bundled model wrote "local"
+#: four times in a row when that was an error).
+_LOCAL_WORDS = {"local", "localtime", "local time", "local_time", "system", "here", "current",
+                "now", "user", "my time", "auto", "default", "none", "null"}
+
+
+def _zone_for(name: str) -> str | None:
+    """The IANA zone a city or zone name means: 'Tokyo' → 'Asia/Tokyo', 'new york' →
+    'America/New_York'; None if no zone's last part is exactly that name."""
+    wanted = name.strip().replace(" ", "_").lower()
+    matches = [z for z in available_timezones() if z.split("/")[-1].lower() == wanted]
+    canonical = [z for z in matches if not z.startswith(("Etc/", "SystemV/", "US/"))]
+    return sorted(canonical or matches, key=len)[0] if matches else None
+
+
 def _suggest(name: str, limit: int = 3) -> list[str]:
     """Zone names that contain the last part of ``name`` (e.g. 'berlin' → 'Europe/Berlin')."""
     needle = name.replace(" ", "_").split("/")[-1].lower()
@@ -22,12 +37,13 @@ class ClockTool(Tool):
     """Reports the current date, time, weekday and UTC offset."""
 
     name = "current_time"
-    description = "Current date and time, optionally in an IANA zone (Europe/Berlin)"
+    # No example zone in the text: the bundled model copied one into every call.
+    description = "Current date, time and weekday; here or in another city or time zone"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "timezone": {"type": "string",
-                         "description": "IANA zone name, e.g. 'America/New_York'; default: local"},
+                         "description": "A city or IANA time zone; leave out for local time"},
         },
         "additionalProperties": False,
     }
@@ -38,8 +54,12 @@ class ClockTool(Tool):
         self._now = now or (lambda: datetime.now(UTC))
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
-        zone_name = (args.get("timezone") or "").strip()
+        zone_name = str(args.get("timezone") or "").strip()
+        if zone_name.lower() in _LOCAL_WORDS:
+            zone_name = ""
         now = self._now()
+        if zone_name and zone_name not in available_timezones():
+            zone_name = _zone_for(zone_name) or zone_name
         if zone_name:
             try:
                 zone = ZoneInfo(zone_name)

@@ -1,0 +1,55 @@
+"""Files the user names in a question are read before the model's first turn.
+
+"What is the total of the amount column in expenses.csv?" is about that file; a small
+local model nonetheless answered it with an SQL query (and a made-up owner for
+"meeting-notes.txt") instead of reading it: 0 of 7 such eval tasks called ``read_file``.
+So, like attaching a file, the agent reads each named workspace file itself, as an
+ordinary ``read_file`` call the user sees as a tool card and the model sees as its own
+call and result. Names that are not files in the workspace are left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from desktop_app.core.agent.state import RunState
+from desktop_app.core.llm.types import ChatMessage, ToolCall
+
+#: A file name with an extension, optionally with folders: "expenses.csv", "notes/todo.md".
+_FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})(?![\w/])")
+_MAX_FILES = 3
+
+
+def mentioned_files(text: str) -> list[str]:
+    """File-like names in ``text``, in order, without duplicates (at most three)."""
+    names: list[str] = []
+    for match in _FILE_NAME.finditer(text):
+        name = match.group(1).rstrip(".")
+        if "." in name and name not in names:
+            names.append(name)
+    return names[:_MAX_FILES]
+
+
+async def read_mentioned_files(state: RunState) -> None:
+    """Run ``read_file`` for each workspace file ``state.query`` names (native mode)."""
+    if state.executor is None or "read_file" not in state.registry:
+        return
+    workspace = getattr(state.registry.get("read_file"), "workspace", None)
+    if workspace is None:
+        return
+    for index, name in enumerate(mentioned_files(state.query)):
+        try:
+            if not workspace.resolve(name).is_file():
+                continue
+        except Exception:  # noqa: BLE001 - not a workspace file: the model never hears of it
+            continue
+        call_id = f"call_attach_{index}"
+        step = await state.executor.execute("read_file", {"path": name}, iteration=0,
+                                            call_id=call_id)
+        state.steps.append(step)
+        state.messages.append(ChatMessage.assistant("", tool_calls=[ToolCall(
+            id=call_id, name="read_file", arguments=json.dumps({"path": name}))]))
+        state.messages.append(ChatMessage.tool(step.observation if not step.error
+                                               else f"ERROR: {step.error}",
+                                               tool_call_id=call_id, name="read_file"))
