@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -35,6 +36,7 @@ from PySide6.QtWidgets import (
 from desktop_app.ui import theme
 from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.compare_column import CompareColumn
+from desktop_app.ui.compare_eval import EvalPanel
 from desktop_app.ui.model_picker import _KIND_LABELS, abilities_text, describe
 
 if TYPE_CHECKING:
@@ -107,6 +109,10 @@ class CompareWindow(QWidget):
         self.stop_button.setObjectName("Danger")
         self.stop_button.setToolTip("Stop every model (Esc); what was written so far stays")
         self.stop_button.clicked.connect(self.stop)
+        self.eval_button = QPushButton("Evaluate")
+        self.eval_button.setToolTip("Run the built-in evaluation suite (or one category) on the "
+                                    "ticked models and compare their scores")
+        self.eval_button.clicked.connect(self.evaluate)
 
         prompt_box = QWidget()
         left = QVBoxLayout(prompt_box)
@@ -125,6 +131,7 @@ class CompareWindow(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.hint, 1)
         buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.eval_button)
         buttons.addWidget(self.run_button)
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -149,7 +156,11 @@ class CompareWindow(QWidget):
         self.results.setObjectName("CompareColumns")
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(top)
-        splitter.addWidget(self.results)
+        self.eval_panel = EvalPanel(ctx.store)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.results, "Answers")
+        self.tabs.addTab(self.eval_panel, "Evaluation")
+        splitter.addWidget(self.tabs)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([230, 550])
         layout = QVBoxLayout(self)
@@ -211,6 +222,7 @@ class CompareWindow(QWidget):
             hint = f"Ready: {count} models. Tools that change things are not run in a comparison."
         self.hint.setText(hint)
         self.run_button.setEnabled(not self.running and count >= 2 and has_prompt)
+        self.eval_button.setEnabled(not self.running and count >= 1)
         self.stop_button.setEnabled(self.running)
         self.models.setEnabled(not self.running)
         self.prompt.setReadOnly(self.running)
@@ -223,9 +235,26 @@ class CompareWindow(QWidget):
         if self.running or len(names) < 2 or not prompt:
             return None
         self._build_columns(names)
+        self.tabs.setCurrentWidget(self.results)
         self.task = asyncio.ensure_future(self._run(prompt, names))
         self._update_buttons()
         return self.task
+
+    def evaluate(self) -> asyncio.Task[None] | None:
+        """Run the evaluation tab's tasks on the ticked models (one is enough)."""
+        names = self.selected_names()
+        if self.running or not names:
+            return None
+        self.tabs.setCurrentWidget(self.eval_panel)
+        self.task = asyncio.ensure_future(self._evaluate(names))
+        self._update_buttons()
+        return self.task
+
+    async def _evaluate(self, names: list[str]) -> None:
+        try:
+            await self.eval_panel.evaluate(names, self._load)
+        finally:
+            self.task_finished()
 
     def stop(self) -> None:
         """Cancel every model's run; columns keep what they showed."""

@@ -212,12 +212,25 @@ class MainWindow(QMainWindow):
             local = {"bundled": True, "local": True, "endpoint": False}.get(entry.kind)
             self.chat.empty.set_model(entry.name, local)
 
+    async def _update_mode_advice(self) -> None:
+        """Advise ReAct where DAG mode measured worse on this model (evaluation results)."""
+        from desktop_app.core.evals.advice import dag_advice
+
+        name = self.picker.current_model()
+        if not name:
+            return
+        runs = await self.ctx.store.list_eval_runs(model=name, limit=20)
+        self.picker.set_mode_advice(dag_advice(name, runs))
+
     def _model_changed(self, name: str) -> None:
         self._show_model_in_empty_state()
+        self.spawn(self._update_mode_advice())
         if self.conversation_id:
             self.spawn(self.ctx.store.set_model(self.conversation_id, name))
 
     def _mode_changed(self, mode: str) -> None:
+        if mode == "dag":
+            self.spawn(self._update_mode_advice())
         if self.conversation_id:
             self.spawn(self.ctx.store.set_mode(self.conversation_id, mode))
 

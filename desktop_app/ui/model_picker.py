@@ -85,13 +85,18 @@ class ModelPicker(QWidget):
         self.mode.setToolTip("ReAct: one agent uses tools step by step.\n"
                              "DAG plan: a plan of steps runs in parallel where possible, each "
                              "step on the model its hint picks.")
-        self.mode.currentIndexChanged.connect(
-            lambda _: self.mode_changed.emit(self.mode.currentData()))
+        self.mode.currentIndexChanged.connect(self._on_mode)
         layout.addWidget(QLabel("Model"))
         layout.addWidget(self.combo)
         layout.addWidget(self.abilities, 1)
         layout.addWidget(QLabel("Mode"))
         layout.addWidget(self.mode)
+        #: Shown while DAG mode is chosen for a model that measured better in ReAct.
+        self.advice = QLabel("ReAct suggested", self)
+        self.advice.setObjectName("Warning")
+        self.advice.hide()
+        layout.addWidget(self.advice)
+        self._advice_text: str | None = None
         self._entries: list[ModelEntry] = []
         self._default: str | None = None
 
@@ -118,10 +123,21 @@ class ModelPicker(QWidget):
         self.combo.blockSignals(False)
         self._show_abilities()
 
+    def _on_mode(self, _index: int) -> None:
+        self.advice.setVisible(bool(self._advice_text) and self.current_mode() == "dag")
+        self.mode_changed.emit(self.mode.currentData())
+
     def set_mode(self, mode: str) -> None:
         self.mode.blockSignals(True)
         self.mode.setCurrentIndex(max(self.mode.findData(mode), 0))
         self.mode.blockSignals(False)
+        self.advice.setVisible(bool(self._advice_text) and self.current_mode() == "dag")
+
+    def set_mode_advice(self, text: str | None) -> None:
+        """Advice for the current model (``dag_advice``); visible only in DAG mode."""
+        self._advice_text = text
+        self.advice.setToolTip(text or "")
+        self.advice.setVisible(bool(text) and self.current_mode() == "dag")
 
     def current_model(self) -> str | None:
         return self.combo.currentData()

@@ -102,6 +102,8 @@ QToolTip {{ background: {p.surface}; color: {p.text}; border: 1px solid {p.borde
                  border-radius: 4px; }}
 #Footer, #Muted, #ThinkingIndicator {{ color: {p.text_muted}; }}
 #Divider {{ color: {p.text_muted}; }}
+#Warning {{ color: {p.error_text}; background: {p.error_bg}; border-radius: 4px;
+           padding: 1px 6px; }}
 #Composer {{ background: {p.surface}; border-top: 1px solid {p.border}; }}
 #ComposerInput {{ background: {p.window}; border: 1px solid {p.border}; border-radius: 8px;
                  padding: 6px; }}

@@ -185,3 +185,35 @@ async def test_a_repeated_read_is_not_a_repeat_after_something_changed() -> None
                        elapsed=0, iteration=2, changed_something=True)
     assert find_repeat([read], "read_file", '{"path": "a"}') is read
     assert find_repeat([read, write], "read_file", {"path": "a"}) is None
+
+
+@pytest.mark.parametrize("timeout", [None, 30.0])
+async def test_a_tool_raising_timeout_error_is_its_own_failure_not_a_crash(
+        timeout: float | None) -> None:
+    from desktop_app.core.tools.base import FunctionTool
+
+    async def slow_network(**_: object) -> str:
+        raise TimeoutError("the server did not answer")
+
+    tool = FunctionTool("fetch", "Fetch something", {"type": "object", "properties": {}},
+                        slow_network)
+    llm = native_llm(tool_call_reply(("fetch", {})), "It timed out.")
+    result = await ReActAgent(llm, [tool], tool_timeout=timeout).run("fetch it")
+    [step] = result.steps
+    assert step.error and "timed out (the server did not answer)" in step.error
+    assert "was stopped" not in step.error
+
+
+async def test_a_tool_over_the_time_limit_is_stopped() -> None:
+    import asyncio
+
+    from desktop_app.core.tools.base import FunctionTool
+
+    async def hangs(**_: object) -> str:
+        await asyncio.sleep(60)
+        return "never"
+
+    tool = FunctionTool("hang", "Hangs", {"type": "object", "properties": {}}, hangs)
+    llm = native_llm(tool_call_reply(("hang", {})), "It was stopped.")
+    result = await ReActAgent(llm, [tool], tool_timeout=0.2).run("go")
+    assert "did not finish within 0.2 s" in (result.steps[0].error or "")

@@ -331,3 +331,38 @@ def test_real_local_model_and_real_hosted_server_side_by_side(qtbot, loop, opena
         print(name, {k: column.metrics.text(k) for k in ("ttft", "tps", "total", "tokens")})
     gaps = sorted(b - a for a, b in pairwise(ticks))
     assert gaps[int(0.99 * (len(gaps) - 1))] < 0.25  # generous: a shared, loaded machine
+
+
+def test_evaluate_runs_a_suite_on_the_ticked_models_and_shows_a_scoreboard(
+        loop, open_compare, tmp_path) -> None:
+    import json
+
+    from desktop_app.core.evals import load_suite
+
+    suite_file = tmp_path / "suite.json"
+    suite_file.write_text(json.dumps({"name": "mini", "version": 1, "tasks": [
+        {"id": "capital", "category": "no_tool", "prompt": "Capital of France?",
+         "needs_tool": False, "expect": {"answer": {"contains": ["paris"]}}},
+        {"id": "colour", "category": "no_tool", "prompt": "Colour of the sky?",
+         "needs_tool": False, "expect": {"answer": {"contains": ["blue"]}}}]}))
+
+    def knows(request: Request) -> str:  # answers both right (as text: no tool needed)
+        text = request.messages[-1].content.lower()
+        return "Paris." if "france" in text else "Blue."
+
+    registry = _registry(("right", FunctionLLM(knows, tool_call=True)),
+                         ("wrong", FunctionLLM(lambda r: "No idea.", tool_call=True)))
+    window = open_compare(registry)
+    window.eval_panel.suite = load_suite(suite_file)
+    window.set_checked(["right", "wrong"])
+    assert window.eval_button.isEnabled()
+    window.eval_button.click()
+    loop.run_until_complete(window.wait_idle())
+    table = window.eval_panel.table
+    headers = [table.horizontalHeaderItem(i).text() for i in range(table.columnCount())]
+    rows = [table.verticalHeaderItem(i).text() for i in range(table.rowCount())]
+    assert headers == ["right", "wrong"] and rows[0] == "no tool"
+    assert table.item(0, 0).text().startswith("2/2") and table.item(0, 1).text().startswith("0/2")
+    assert window.tabs.currentWidget() is window.eval_panel
+    runs = loop.run_until_complete(window.ctx.store.list_eval_runs())
+    assert sorted((r.model, r.passed, r.total) for r in runs) == [("right", 2, 2), ("wrong", 0, 2)]

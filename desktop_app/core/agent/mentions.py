@@ -14,6 +14,7 @@ import json
 import re
 
 from desktop_app.core.agent.state import RunState
+from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 
 #: A file name with an extension, optionally with folders: "expenses.csv", "notes/todo.md".
@@ -40,9 +41,10 @@ async def read_mentioned_files(state: RunState) -> None:
         return
     for index, name in enumerate(mentioned_files(state.query)):
         try:
-            if not workspace.resolve(name).is_file():
-                continue
-        except Exception:  # noqa: BLE001 - not a workspace file: the model never hears of it
+            is_file = workspace.resolve(name).is_file()
+        except (DesktopAppError, OSError):
+            is_file = False  # outside, missing or unreadable: the model never hears of it
+        if not is_file:
             continue
         call_id = f"call_attach_{index}"
         step = await state.executor.execute("read_file", {"path": name}, iteration=0,

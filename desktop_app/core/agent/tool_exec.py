@@ -126,11 +126,17 @@ class ToolExecutor:
             declined = await self._ask(tool, args)
             if declined is not None:
                 return ToolResult.failure(declined)
+        scope = asyncio.timeout(self.timeout)
         try:
-            result: Any = await asyncio.wait_for(tool.run(args), self.timeout)
-        except TimeoutError:
-            return ToolResult.failure(f"Tool '{name}' did not finish within {self.timeout:g} s "
-                                      "and was stopped.")
+            async with scope:
+                result: Any = await tool.run(args)
+        except TimeoutError as exc:
+            if scope.expired():
+                return ToolResult.failure(f"Tool '{name}' did not finish within "
+                                          f"{self.timeout:g} s and was stopped.")
+            # The tool's own timeout (e.g. a network call inside it), not ours.
+            return ToolResult.failure(f"Tool '{name}' failed: it timed out"
+                                      + (f" ({exc})." if str(exc) else "."))
         except asyncio.CancelledError:
             raise
         except DesktopAppError as exc:

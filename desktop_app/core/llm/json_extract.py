@@ -117,11 +117,13 @@ def loads_lenient(text: str) -> Any:
     try:
         # strict=False: control characters (a literal newline) inside strings are fine.
         return json.loads(fixed, strict=False)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
     except ValueError as exc:
         first_error = exc
     try:
         return json.loads(_strip_trailing_commas(fixed), strict=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ValueError(str(first_error)) from None
 
 

@@ -121,6 +121,14 @@ def settings_path() -> Path:
     return paths.config_dir() / "settings.json"
 
 
+def _loads(text: str) -> Any:
+    """``json.loads`` that reports absurd nesting as invalid JSON (not a RecursionError)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to be settings") from None
+
+
 def load_settings(path: Path | None = None, *, strict: bool = False) -> Settings:
     """Read settings; a missing file means defaults.
 
@@ -133,7 +141,7 @@ def load_settings(path: Path | None = None, *, strict: bool = False) -> Settings
         if not path.exists():
             return Settings()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = _loads(path.read_text(encoding="utf-8"))
             if isinstance(data, dict) and file_version(data) < SCHEMA_VERSION:
                 data, _ = migrate_settings(data, SCHEMA_VERSION)
             return Settings.model_validate(data)
@@ -161,7 +169,7 @@ def load_settings_safe(path: Path | None = None) -> tuple[Settings, str | None]:
         return Settings(), (f"The settings file {path} could not be read ({exc}); using "
                             "defaults for now.")
     try:
-        data = json.loads(raw_text)
+        data = _loads(raw_text)
     except ValueError as exc:
         backup = _move_aside(path, "bad")
         return Settings(), (f"The settings file {path} is not valid JSON ({exc.args[0]}). "

@@ -1,0 +1,124 @@
+"""The Compare window's evaluation tab: the built-in suite (or one category) on the ticked
+models, one scoreboard column per model, saved to the store like ``desktop-app eval``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.evals import Summary, load_suite, react_runner, run_suite
+from desktop_app.core.evals.runner import TaskResult
+from desktop_app.core.evals.suite import EvalSuite
+from desktop_app.core.llm.base import LLM
+from desktop_app.core.store.async_store import AsyncStore
+
+ModelLoader = Callable[[str], Awaitable[LLM]]
+_TOTAL_ROWS = ("tool tasks", "no-tool questions", "all", "mean s / task")
+
+
+class EvalPanel(QWidget):
+    """Pick the suite or a category; ``evaluate(names, load)`` fills the scoreboard."""
+
+    finished = Signal()
+
+    def __init__(self, store: AsyncStore | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.suite: EvalSuite = load_suite()
+        self.category = QComboBox()
+        self.category.addItem(f"Whole suite ({len(self.suite.tasks)} tasks)", None)
+        for name in self.suite.categories():
+            count = sum(1 for t in self.suite.tasks if t.category == name)
+            self.category.addItem(f"{name.replace('_', ' ')} ({count})", name)
+        self.progress = QLabel("Tick models above, choose what to run, press Evaluate.")
+        self.progress.setObjectName("Muted")
+        self.table = QTableWidget(0, 0)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Run"))
+        row.addWidget(self.category)
+        row.addWidget(self.progress, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 6, 12, 12)
+        layout.addLayout(row)
+        layout.addWidget(self.table, 1)
+
+    def selected_suite(self) -> EvalSuite:
+        return self.suite.select([self.category.currentData()] if self.category.currentData()
+                                 else None)
+
+    def _prepare(self, names: list[str], suite: EvalSuite) -> None:
+        rows = [*suite.categories(), *_TOTAL_ROWS]
+        self.table.clear()
+        self.table.setRowCount(len(rows))
+        self.table.setColumnCount(len(names))
+        self.table.setVerticalHeaderLabels([r.replace("_", " ") for r in rows])
+        self.table.setHorizontalHeaderLabels(names)
+        for column in range(len(names)):
+            for index in range(len(rows)):
+                self.table.setItem(index, column, QTableWidgetItem("…"))
+
+    def _show(self, column: int, summary: Summary, suite: EvalSuite) -> None:
+        cells = [summary.categories.get(c) for c in suite.categories()]
+        totals = [summary.tool_tasks, summary.no_tool, summary.overall]
+        for index, score in enumerate([*cells, *totals]):
+            text = (f"{score.passed}/{score.total}  ({score.rate:.0%})"
+                    if score is not None and score.total else "–")
+            item = QTableWidgetItem(text)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.table.setItem(index, column, item)
+        mean = QTableWidgetItem(f"{summary.overall.mean_seconds:.1f} s")
+        mean.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.table.setItem(len(cells) + len(totals), column, mean)
+
+    async def evaluate(self, names: list[str], load: ModelLoader) -> list[Summary]:
+        """Run the chosen tasks on each model in turn (one CPU for local models)."""
+        suite = self.selected_suite()
+        self._prepare(names, suite)
+        summaries: list[Summary] = []
+        try:
+            for column, name in enumerate(names):
+                self.progress.setText(f"Loading {name}…")
+                try:
+                    llm = await load(name)
+                except Exception as exc:  # noqa: BLE001 - this model fails, the others run
+                    self.table.setItem(0, column, QTableWidgetItem(f"could not load: {exc}"))
+                    continue
+                done: list[TaskResult] = []
+
+                def progress(result: TaskResult, name: str = name,
+                             done: list[TaskResult] = done) -> None:
+                    done.append(result)
+                    passed = sum(r.passed for r in done)
+                    self.progress.setText(f"{name}: {len(done)}/{len(suite.tasks)} tasks, "
+                                          f"{passed} passed (last: {result.task_id})")
+
+                results = await run_suite(suite, react_runner(llm), on_result=progress)
+                summary = Summary.of(name, results)
+                summaries.append(summary)
+                self._show(column, summary, suite)
+                if self.store is not None:
+                    await self.store.save_eval_run(model=name, mode="react", suite=suite.name,
+                                                   results=results, summary=summary.to_dict(),
+                                                   options={"from": "compare"})
+            self.progress.setText(f"Done: {len(summaries)} model(s); saved with the "
+                                  "evaluation history (desktop-app eval --history).")
+        except asyncio.CancelledError:
+            self.progress.setText("Stopped; finished models keep their column.")
+            raise
+        finally:
+            self.finished.emit()
+        return summaries
