@@ -87,5 +87,5 @@ async def run_dag_goal(args: argparse.Namespace, registry: ModelRegistry, settin
     runner = DagRunner(registry, tools, model=args.model,
                        step_max_iterations=args.max_iterations or 8,
                        agent_options=agent_options)
-    result = await runner.run(" ".join(args.question), on_event=DagPrinter(printer))
+    result = await runner.run(args.prompt_text, on_event=DagPrinter(printer))
     return 0 if result.error is None else 1

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from desktop_app.cli.common import add_model_argument
+from desktop_app.cli.common import add_model_argument, add_prompt_arguments, read_prompt
 from desktop_app.core.agent import (
     AnswerDelta,
     Compact,
@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "ask", help="ask the agent one question (answer streams to stdout)",
         description="Run the agent with the built-in tools on one question.")
-    parser.add_argument("question", nargs="+", help="the question (quote it)")
+    add_prompt_arguments(parser)
     add_model_argument(parser)
     parser.add_argument("--events", action="store_true",
                         help="print the Server-Sent Events stream instead of the answer")
@@ -61,6 +61,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    args.prompt_text = read_prompt(args)  # before any model loads: fail fast when empty
     return asyncio.run(_ask(args))
 
 
@@ -142,7 +143,7 @@ async def _run(args: argparse.Namespace, llm: LLM, settings: Settings,
                printer: TerminalPrinter, tools: ToolRegistry | None = None) -> int:
     """One run; returns the exit code. New run kinds branch here on their flag."""
     agent = build_agent(llm, settings, args, tools)
-    outcome = await drive_run(agent, " ".join(args.question), emit=printer)
+    outcome = await drive_run(agent, args.prompt_text, emit=printer)
     return 0 if outcome.error is None else 1
 
 

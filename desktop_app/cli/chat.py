@@ -13,7 +13,12 @@ import sys
 import time
 from typing import Any, TextIO
 
-from desktop_app.cli.common import add_model_argument, load_registry
+from desktop_app.cli.common import (
+    add_model_argument,
+    add_prompt_arguments,
+    load_registry,
+    read_prompt,
+)
 from desktop_app.core.llm.registry import ModelRegistry
 from desktop_app.core.llm.types import ChatMessage, Usage
 
@@ -23,7 +28,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "chat", help="ask a model directly (answer streams to stdout, no tools)",
         description="Send one message to a model and stream its answer to stdout.")
-    parser.add_argument("question", nargs="+", help="the message (quote it)")
+    add_prompt_arguments(parser, "message")
     add_model_argument(parser)
     parser.add_argument("--system", metavar="TEXT", help="a system prompt")
     parser.add_argument("--max-tokens", type=int, default=None, metavar="N",
@@ -66,6 +71,7 @@ def _prepare_bundled(registry: ModelRegistry, name: str) -> None:
 
 
 async def _chat(args: argparse.Namespace) -> int:
+    prompt = read_prompt(args, "message")  # before any model loads: fail fast when empty
     registry = load_registry()
     name = registry.resolve(args.model)
     _prepare_bundled(registry, name)
@@ -78,7 +84,7 @@ async def _chat(args: argparse.Namespace) -> int:
             sys.stderr.flush()
             await load()
         messages = ([ChatMessage.system(args.system)] if args.system else [])
-        messages.append(ChatMessage.user(" ".join(args.question)))
+        messages.append(ChatMessage.user(prompt))
         usage: Usage | None = None
         started = time.perf_counter()
         async for chunk in llm.stream_chat(messages, max_tokens=args.max_tokens,
