@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.core.evals.advice import dag_advice
+from desktop_app.core.evals.advice import dag_advice, shipped_scores
 from desktop_app.core.store.evals import EvalRun
 
 
@@ -34,6 +34,15 @@ def test_no_advice_when_dag_did_better_or_nothing_was_measured() -> None:
 def test_the_latest_run_per_mode_counts() -> None:
     newest_first = [run("dag", 5, 20.0), run("react", 3, 20.0), run("dag", 0, 20.0)]
     assert dag_advice("m", newest_first) is None
+
+
+def test_the_bundled_model_ships_its_own_measurement() -> None:
+    scores = shipped_scores("qwen2.5-coder-0.5b")
+    assert {"react", "dag"} <= scores.keys()
+    assert all(s.total == 5 for s in scores.values())
+    # ... and so the window advises ReAct for it on first launch, with the numbers.
+    text = dag_advice("qwen2.5-coder-0.5b")
+    assert text and "the built-in evaluation" in text
 
 
 @pytest.mark.gui
