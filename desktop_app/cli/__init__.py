@@ -35,6 +35,9 @@ def _build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
+    from desktop_app.core import log_setup
+
+    log_setup.install()  # warnings on stderr, keys scrubbed from every line
     if args.command is None:
         from desktop_app.ui.app import run_app
 

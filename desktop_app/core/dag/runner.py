@@ -34,6 +34,7 @@ from desktop_app.core.dag.plan import MAX_PLAN_STEPS, Plan
 from desktop_app.core.dag.planner import DAGPlanner, history_context
 from desktop_app.core.dag.results import EventSink, ExecutionResult, StepRunner
 from desktop_app.core.dag.synthesis import fallback_answer, stream_synthesis, synthesis_messages
+from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.llm.types import ChatMessage, Usage
 
 if TYPE_CHECKING:
@@ -182,8 +183,15 @@ class DagRunner:
             await self._finish(result, started, emit)
             raise
         except Exception as exc:  # the engine reports errors; it never crashes the caller
-            log.exception("DAG run failed")
-            result.error = str(exc) or type(exc).__name__
+            from desktop_app.core.agent.runner import error_message
+
+            if isinstance(exc, DesktopAppError):
+                # Expected (a server said no, a model is missing): the message says it all,
+                # and its chained cause may quote what a server echoed (an API key).
+                log.info("DAG run failed: %s", exc)
+            else:
+                log.exception("DAG run failed")
+            result.error = error_message(exc)
             await emit(ErrorEvent(message=result.error, kind=type(exc).__name__))
         await self._finish(result, started, emit)
         return result
