@@ -48,5 +48,5 @@ def read_prompt(args: argparse.Namespace, what: str = "question") -> str:
         text = " ".join(args.question)
     if not text.strip():
         raise ConfigError(f"No {what} given.",
-                          hint=f"Type it after the command, pipe it in with '-', or use --file.")
+                          hint="Type it after the command, pipe it in with '-', or use --file.")
     return text

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from fake_openai_server import Reply, chunk, fake_server  # noqa: E402, F401
+from fake_openai_server import Reply, chunk, fake_server
 
 pytestmark = pytest.mark.usefixtures("app_home")
 
@@ -30,7 +30,7 @@ def _run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("how", ["stdin", "file"])
-def test_a_huge_prompt_reaches_the_model_whole(how: str, fake_server, app_home: Path,  # noqa: F811
+def test_a_huge_prompt_reaches_the_model_whole(how: str, fake_server, app_home: Path,
                                                tmp_path: Path) -> None:
     _settings(app_home, fake_server.base_url)
     fake_server.add(Reply(sse=[chunk("Got it.", finish_reason="stop")]))
