@@ -75,6 +75,19 @@ def test_v0_flat_file_is_migrated_and_its_key_moved_to_the_keyring(memory_keyrin
     assert load_settings_safe() == (settings, None)
 
 
+def test_v0_key_plus_an_invalid_value_leaves_no_backup_with_the_key(memory_keyring) -> None:
+    """Found by an attack: the 'bad' backup of a migrated file kept the key in plain text."""
+    path = settings_path()
+    path.write_text(json.dumps({**V0_FILE, "theme": "purple-with-dots"}))
+    settings, warning = load_settings_safe()
+    assert warning and "invalid" in warning
+    assert keyring.get_password(secrets.SERVICE, "openai") == V0_FILE["openai_api_key"]
+    files = list(path.parent.iterdir())
+    assert len(files) >= 3  # settings, the v0 backup, the bad backup
+    for file in files:
+        assert V0_FILE["openai_api_key"] not in file.read_text(), file.name
+
+
 def test_v0_key_without_a_keyring_is_not_kept_and_env_route_is_offered(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from keyring.backends.fail import Keyring as FailKeyring

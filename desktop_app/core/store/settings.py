@@ -183,6 +183,7 @@ def load_settings_safe(path: Path | None = None) -> tuple[Settings, str | None]:
     notes: list[str] = []
     version = file_version(data)
     changed = False
+    moved_secrets: dict[str, str] = {}  # keys a migration moved to the keyring
     if version > SCHEMA_VERSION:
         notes.append(f"The settings file was written by a newer desktop-app (schema "
                      f"{version}); settings this version does not know are ignored.")
@@ -190,13 +191,15 @@ def load_settings_safe(path: Path | None = None) -> tuple[Settings, str | None]:
         data, ctx = migrate_settings(data, SCHEMA_VERSION)
         notes += ctx.notes
         notes += _store_migrated_secrets(data, ctx.secrets)
+        moved_secrets = ctx.secrets
         backup = _write_backup(path, f"v{version}", _without_secrets(raw_text, ctx.secrets))
         notes.append(f"Settings were upgraded from schema {version} to {SCHEMA_VERSION} "
                      f"(the old file is kept as {backup.name}).")
         changed = True
     settings, problems = _validate_salvaging(data)
     if problems:
-        backup = _write_backup(path, "bad", raw_text)
+        # The keys left the file for the keyring: no backup may hold them in plain text.
+        backup = _write_backup(path, "bad", _without_secrets(raw_text, moved_secrets))
         notes.append(f"Some settings in {path} were invalid and were reset to their defaults: "
                      f"{'; '.join(problems)}. Everything else was kept; the original file "
                      f"is kept as {backup.name}.")
