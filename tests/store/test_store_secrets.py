@@ -125,6 +125,9 @@ def test_exports_redact_a_key_that_ended_up_in_the_conversation(
     answer = store.add_message(conv.id, "assistant", "Let me check the environment.")
     store.add_tool_step(answer.id, 1, "shell", {"cmd": "env"},
                         observation=f"OPENAI_API_KEY={KEY}\nHOME=/root")
+    # A secret used as a dictionary key (found by an attack: keys were not scrubbed).
+    store.add_tool_step(answer.id, 2, "lookup", {KEY: "value", "nested": {KEY: [KEY]}},
+                        observation="ok")
     detail = store.load_conversation(conv.id)
     redact = secrets.known_secrets(settings)
     as_json = export_json([detail], redact=redact)

@@ -45,7 +45,9 @@ def _scrub(value: Any, pattern: re.Pattern[str] | None) -> Any:
     if isinstance(value, list):
         return [_scrub(v, pattern) for v in value]
     if isinstance(value, dict):
-        return {k: _scrub(v, pattern) for k, v in value.items()}
+        # Keys too: a tool's arguments or a server's reply can use a secret as a key.
+        return {(_scrub(k, pattern) if isinstance(k, str) else k): _scrub(v, pattern)
+                for k, v in value.items()}
     return value
 
 
