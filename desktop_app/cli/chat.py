@@ -19,6 +19,7 @@ from desktop_app.cli.common import (
     load_registry,
     read_prompt,
 )
+from desktop_app.core.errors import LLMBadOutputError
 from desktop_app.core.llm.registry import ModelRegistry
 from desktop_app.core.llm.types import ChatMessage, Usage
 
@@ -87,14 +88,20 @@ async def _chat(args: argparse.Namespace) -> int:
         messages.append(ChatMessage.user(prompt))
         usage: Usage | None = None
         started = time.perf_counter()
+        wrote = False
         async for chunk in llm.stream_chat(messages, max_tokens=args.max_tokens,
                                            temperature=args.temperature):
             if chunk.content:
                 out.write(chunk.content)
                 out.flush()
+                wrote = wrote or bool(chunk.content.strip())
             usage = chunk.usage or usage
         out.write("\n")
         out.flush()
+        if not wrote:  # never report an empty answer as a success
+            raise LLMBadOutputError(f"The model '{name}' gave an empty answer.",
+                                    hint="Try again, rephrase the message, or pick another "
+                                         "model.")
         if args.stats and usage is not None:
             seconds = time.perf_counter() - started
             sys.stderr.write(f"[{name}: {usage.prompt_tokens} prompt + {usage.completion_tokens} "

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from fake_openai_server import Reply, chunk, fake_server
+from fake_openai_server import Reply, chunk, fake_server  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("app_home")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from fake_openai_server import Reply, fake_server
+from fake_openai_server import Reply, fake_server  # noqa: F401
 
 KEY = "sk-live-LEAKCHECK-0123456789abcdef"
 

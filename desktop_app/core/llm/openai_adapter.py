@@ -235,6 +235,12 @@ class OpenAICompatibleLLM(LLM):
                         yield delta
             except openai.OpenAIError as exc:
                 raise self._convert(exc) from exc
+            except (ValueError, TypeError, AttributeError) as exc:  # JSONDecodeError included
+                raise LLMProviderError(
+                    f"The server at {self.base_url} sent a stream that is not valid "
+                    f"OpenAI-style JSON ({type(exc).__name__}: {self._redact(str(exc))[:200]}).",
+                    hint="Check the base URL in Settings: it must point to an "
+                         "OpenAI-compatible API (usually ending in /v1).") from None
             if accumulator.chunks_seen == 0:
                 # Every streaming server sends at least one chunk; none means the server
                 # ignored "stream" (answered with plain JSON) or is not OpenAI-compatible.
