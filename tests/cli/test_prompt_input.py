@@ -30,7 +30,7 @@ def _run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("how", ["stdin", "file"])
-def test_a_huge_prompt_reaches_the_model_whole(how: str, fake_server, app_home: Path,
+def test_a_huge_prompt_reaches_the_model_whole(how: str, fake_server, app_home: Path,  # noqa: F811
                                                tmp_path: Path) -> None:
     _settings(app_home, fake_server.base_url)
     fake_server.add(Reply(sse=[chunk("Got it.", finish_reason="stop")]))

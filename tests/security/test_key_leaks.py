@@ -27,7 +27,7 @@ def _settings(app_home: Path, base_url: str) -> None:
 @pytest.mark.parametrize("command", [["ask", "--dag", "plan my week"], ["ask", "hi"],
                                      ["chat", "hi"]])
 def test_a_server_echoing_the_key_in_a_401_never_gets_it_printed(
-        command: list[str], fake_server, app_home: Path,
+        command: list[str], fake_server, app_home: Path,  # noqa: F811
         monkeypatch: pytest.MonkeyPatch) -> None:
     _settings(app_home, fake_server.base_url)
     echo = {"error": {"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request",
