@@ -93,8 +93,13 @@ class TerminalPrinter:
         elif isinstance(event, Phase):
             self._note(f"· choosing from {event.total_tools} tools…")
         elif isinstance(event, Compact):
-            self._note(f"· context compacted ({event.original_messages} → "
-                       f"{event.kept_messages} messages)")
+            if event.question_tokens:
+                self._note(f"· your message is too long for this model's context: only the "
+                           f"first {event.question_kept_tokens:,} of its "
+                           f"{event.question_tokens:,} tokens were used")
+            if event.original_messages != event.kept_messages:
+                self._note(f"· context compacted ({event.original_messages} → "
+                           f"{event.kept_messages} messages)")
         elif isinstance(event, Inject):
             self._note(f"· interrupt: {event.content}")
         elif isinstance(event, ErrorEvent):

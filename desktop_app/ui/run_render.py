@@ -80,8 +80,14 @@ def apply_event(turn: AssistantTurn, event: Event,  # noqa: C901 - one branch pe
     elif isinstance(event, AnswerDone):
         turn.end_answer()
     elif isinstance(event, Compact):
-        turn.add_divider(f"Context summarised: {event.original_messages} → "
-                         f"{event.kept_messages} messages")
+        if event.question_tokens:
+            turn.add_error(f"Your message is too long for this model's context window: only "
+                           f"the first {event.question_kept_tokens:,} of its "
+                           f"{event.question_tokens:,} tokens were used. Pick a model with a "
+                           f"larger context, or shorten the message.")
+        if event.original_messages != event.kept_messages:
+            turn.add_divider(f"Context summarised: {event.original_messages} → "
+                             f"{event.kept_messages} messages")
     elif isinstance(event, Phase):
         turn.thinking.start(_PHASES.get(event.phase, event.phase.replace("_", " ").capitalize()))
     elif isinstance(event, Inject):

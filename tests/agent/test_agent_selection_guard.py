@@ -178,3 +178,21 @@ async def test_confirmer_failure_counts_as_not_confirmed() -> None:
     result = await ReActAgent(llm, registry(echo_tool("write_note", read_only=False)),
                               confirm=broken).run("q")
     assert "did not run" in (result.steps[0].error or "")
+
+
+async def test_a_question_cut_to_fit_the_context_is_reported() -> None:
+    """Found by an attack: a long prompt was cut to fit without telling the user."""
+    from agent_helpers import Recorder
+
+    from desktop_app.core.agent import Compact, ReActAgent, drive_run
+    from desktop_app.core.context import ContextGuard
+    from desktop_app.core.llm.testing import ScriptedLLM
+
+    llm = ScriptedLLM(["Summary of what fit."], tool_call=True, context_size=2048)
+    events = Recorder()
+    question = "Please summarise this: " + "lorem ipsum dolor sit amet " * 3000
+    await drive_run(ReActAgent(llm, [], context_guard=ContextGuard(llm)), question, emit=events)
+    [compact] = [e for e in events.of(Compact) if e.question_tokens]
+    assert compact.question_tokens > 10_000 > compact.question_kept_tokens > 100
+    sent = llm.requests[0].messages[-1].content
+    assert sent.startswith("Please summarise this:") and len(sent) < len(question)

@@ -92,6 +92,14 @@ class Compact(Event):
     channel: ClassVar[str] = "compact"
     original_messages: int
     kept_messages: int
+    #: Set when the user's own message had to be cut to fit the model's context window:
+    #: its size in tokens before and after (the user must be told).
+    question_tokens: int | None = None
+    question_kept_tokens: int | None = None
+
+    def payload(self) -> dict[str, Any]:
+        # SPEC §8's payload is unchanged unless the question really was cut.
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 class Phase(Event):

@@ -119,9 +119,12 @@ class RunState:
                                                     "react_iteration", force=force)
         self.messages = list(result.messages)
         self.usage = self.usage + result.usage
-        if result.compacted:
+        cut = getattr(result, "pinned_cut", None) or []
+        if result.compacted or cut:
+            before, after = (max(cut) if cut else (None, None))
             await self.emit(Compact(original_messages=result.original_count,
-                                    kept_messages=result.kept_count))
+                                    kept_messages=result.kept_count,
+                                    question_tokens=before, question_kept_tokens=after))
 
     async def chat(self, *, tools: list[ToolSpec] | None = None,
                    response_format: dict[str, Any] | None = None,

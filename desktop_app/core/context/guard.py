@@ -85,6 +85,8 @@ class CompactionResult:
     tokens_before: int = 0
     tokens_after: int = 0
     truncated_messages: int = 0
+    #: (tokens before, tokens after) of pinned messages whose content had to be cut.
+    pinned_cut: list[tuple[int, int]] = field(default_factory=list)
 
 
 def default_output_reserve(context_size: int) -> int:
@@ -161,6 +163,7 @@ class ContextGuard:
             raise ValueError(f"budget must be a positive number of tokens, got {budget}")
         original = list(messages)
         counter = self.counter
+        self._pinned_cut: list[tuple[int, int]] = []
         tokens_before = counter.count_messages(original)
         target = max(1, int(budget * FORCE_SHRINK)) if force else budget
 
@@ -276,7 +279,9 @@ class ContextGuard:
                 else:
                     out[index] = truncate_message(
                         message, counter.count_message(message) - (size - new_size), counter)
-                    log.warning("context budget %d too small for the pinned messages; "
+                    if stage == "pinned":
+                        self._pinned_cut.append((size, counter.count_text(out[index].content)))
+                    log.info("context budget %d too small for the pinned messages; "
                                 "cut a %s message from %d to %d tokens", target, stage, size,
                                 counter.count_text(out[index].content))
                 if counter.count_text(out[index].content) >= size:
@@ -296,7 +301,7 @@ class ContextGuard:
             messages=out, compacted=out != original, original_count=len(original),
             kept_count=len(out), usage=usage or Usage(), method=method, reason=reason,
             tokens_before=tokens_before, tokens_after=self.counter.count_messages(out),
-            truncated_messages=cut)
+            truncated_messages=cut, pinned_cut=list(getattr(self, "_pinned_cut", [])))
 
 
 def _stage_of(message: ChatMessage) -> str:
