@@ -76,7 +76,8 @@ async def _compare_shot(window, scripted, grab, settle) -> None:
 
     scripted.add(json_action("calculator", {"expression": "2340 * 0.175"}, "percentage"),
                  json_final("409.5"), ANSWER)
-    hosted = ScriptedLLM([json_final("409.5"), "**409.5** — that is 2,340 × 0.175."],
+    # Native tool calling: a direct answer streams from the loop's one call.
+    hosted = ScriptedLLM(["**409.5** — that is 2,340 × 0.175."],
                          model_id="gpt-4o-mini", delay=0.03, chunk_size=4, tool_call=True)
     down = ScriptedLLM([LLMConnectionError(
         "The model server at http://127.0.0.1:11434/v1 could not be reached.",
