@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.llm.types import Usage
-from desktop_app.ui.markdown_view import MarkdownView
+from desktop_app.ui.markdown_view import AutoHeightBrowser, MarkdownView
 from desktop_app.ui.tool_card import ToolCard
 
 
@@ -56,7 +56,9 @@ class UserMessage(QFrame):
         bubble.setObjectName("UserBubble")
         inner = QHBoxLayout(bubble)
         inner.setContentsMargins(10, 6, 6, 6)
-        self.view = MarkdownView(text, bubble)
+        # Plain text: what the person typed, exactly ("12*12 and 7*8" is not emphasis).
+        self.view = AutoHeightBrowser(bubble)
+        self.view.setPlainText(text)
         inner.addWidget(self.view, 1)
         self.edit_button = QToolButton(bubble)
         self.edit_button.setText("Edit")

@@ -254,3 +254,13 @@ def test_footer_never_breaks_inside_a_figure() -> None:
     # No ordinary space or bare slash inside a part: Qt may only wrap between parts.
     assert all(" " not in part for part in parts)
     assert "\u2060/\u2060" in parts[-1] and parts[-1].endswith("s")
+
+
+def test_the_user_s_own_message_is_shown_exactly_as_typed(qtbot) -> None:
+    """Found driving the window: 'Compute 12*12 and 7*8' showed as 'Compute 1212 and 78'."""
+    from desktop_app.ui.message_widgets import UserMessage
+
+    text = "Compute 12*12 and 7*8, then _add_ them: # not a heading"
+    message = UserMessage(text)
+    qtbot.addWidget(message)
+    assert message.view.toPlainText() == text
