@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 if TYPE_CHECKING:
     from desktop_app.core.dag.events import DagPlan, DagStepDone, DagStepStart
 
-_MARKS = {"pending": "○", "running": "⏳", "done": "✓", "failed": "✗", "skipped": "⤼",
+_MARKS = {"pending": "○", "running": "◐", "done": "✓", "failed": "✗", "skipped": "⤼",
           "cancelled": "■"}
 
 

@@ -101,7 +101,7 @@ class ToolCard(QFrame):
         self._update_header()
 
     def _update_header(self) -> None:
-        marks = {"running": "⏳", "done": "✓", "error": "✗"}
+        marks = {"running": "◐", "done": "✓", "error": "✗"}  # ⏳ is missing from common fonts
         elapsed = f"  ·  {self.elapsed:.2f} s" if self.elapsed is not None else ""
         summary = " ".join(self.args_text.split())
         if len(summary) > 200:

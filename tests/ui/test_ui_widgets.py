@@ -264,3 +264,15 @@ def test_the_user_s_own_message_is_shown_exactly_as_typed(qtbot) -> None:
     message = UserMessage(text)
     qtbot.addWidget(message)
     assert message.view.toPlainText() == text
+
+
+def test_status_marks_exist_in_the_default_font(qtbot) -> None:
+    """Found driving the window: the running-step mark (⏳) rendered as an empty box."""
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.ui.plan_card import _MARKS
+
+    metrics = QFontMetrics(QApplication.font())
+    for state, mark in _MARKS.items():
+        assert all(metrics.inFontUcs4(ord(ch)) for ch in mark), state
