@@ -35,11 +35,17 @@ class PlanCard(QFrame):
             title += " · single-step fallback"
         header = QLabel(f"<b>{title}</b> · {len(plan.steps)} steps")
         layout.addWidget(header)
-        for warning in plan.warnings:
-            note = QLabel(f"⚠ {warning}")
+        if plan.fallback and plan.warnings:
+            # Why there is no real plan is the user's business; show it.
+            note = QLabel(f"⚠ {plan.warnings[0]}")
             note.setObjectName("Muted")
             note.setWordWrap(True)
             layout.addWidget(note)
+        elif plan.warnings:
+            # How the model's plan was repaired is for the curious: a tooltip, not a banner.
+            header.setText(f"{header.text()} · <span style='font-weight:normal'>repaired"
+                           "</span>")
+            header.setToolTip("The model's plan was repaired:\n" + "\n".join(plan.warnings))
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
         grid.setVerticalSpacing(3)

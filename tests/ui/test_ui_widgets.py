@@ -276,3 +276,24 @@ def test_status_marks_exist_in_the_default_font(qtbot) -> None:
     metrics = QFontMetrics(QApplication.font())
     for state, mark in _MARKS.items():
         assert all(metrics.inFontUcs4(ord(ch)) for ch in mark), state
+
+
+def test_plan_repairs_are_a_tooltip_and_a_fallback_reason_is_shown(qtbot) -> None:
+    """Found driving the window: developer-facing repair notes were shown as warnings."""
+    from PySide6.QtWidgets import QLabel
+
+    from desktop_app.core.dag.events import DagPlan, PlannedStep
+    from desktop_app.ui.plan_card import PlanCard
+
+    step = PlannedStep(id="step_1", task="compute 12*12")
+    repaired = PlanCard(DagPlan(round=0, steps=[step], warnings=[
+        "Step 'step_1': model_hint 'calculator' is a tool; read as tool_hint."]))
+    qtbot.addWidget(repaired)
+    texts = [label.text() for label in repaired.findChildren(QLabel)]
+    assert not any("model_hint" in text for text in texts)
+    assert any("model_hint" in label.toolTip() for label in repaired.findChildren(QLabel))
+    fallback = PlanCard(DagPlan(round=0, steps=[step], fallback=True,
+                                warnings=["The model did not return a usable plan."]))
+    qtbot.addWidget(fallback)
+    assert any("did not return a usable plan" in label.text()
+               for label in fallback.findChildren(QLabel))
