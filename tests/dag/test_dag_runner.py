@@ -188,7 +188,23 @@ def test_synthesis_failure_falls_back_to_the_analysis_draft() -> None:
     assert result.answer == "a+b"
     deltas = [e.content for e in events if isinstance(e, AnswerDelta)]
     assert deltas == ["a+b"]
-    assert [type(e) for e in events[-3:]] == [AnswerDelta, AnswerDone, Done]
+    assert [type(e) for e in events[-4:]] == [ErrorEvent, AnswerDelta, AnswerDone, Done]
+    # The failure is shown (a ReAct run does the same), but the answer stands.
+    [error] = [e for e in events if isinstance(e, ErrorEvent)]
+    assert error.kind == "synthesis" and "stream broke" in error.message
+    assert events[-1].error is None
+
+
+def test_a_dag_run_never_ends_with_an_empty_answer() -> None:
+    async def silent(step: PlanStep, ctx: StepContext) -> StepOutput:
+        return StepOutput(answer="")
+
+    main = ScriptedLLM([reply(json.dumps({"steps": [{"id": "s", "task": "t"}]})),
+                        reply('{"achieved": true}'), ""])
+    result, events = run(DagRunner(make_registry(main), step_runner=silent))
+    done = events[-1]
+    assert isinstance(done, Done) and done.answer.strip()  # says what went wrong instead
+    assert "could not be completed" in done.answer
 
 
 def test_failed_steps_still_end_in_an_answer() -> None:

@@ -273,12 +273,23 @@ class DagRunner:
             answerer, synthesis_messages(goal, executions, self._interrupts), delta,
             max_tokens=self.synthesis_max_tokens))
         result.usage = result.usage + usage
-        if not text.strip():
-            if error is not None:
-                log.info("synthesis failed (%s); answering from the step results", error)
-            text = fallback_answer(executions, draft)
-            await delta(text)
+        if error is not None:
+            from desktop_app.core.agent.runner import error_message
+
+            # Visible, like a ReAct run's: an answer cut off mid-stream is not "complete".
+            log.info("synthesis failed (%s); answering from the step results", error)
+            await emit(ErrorEvent(message=f"Writing the final answer failed "
+                                          f"({error_message(error)}); the step results follow.",
+                                  kind="synthesis"))
+        if not text.strip() or error is not None:
+            fallback = fallback_answer(executions, draft)
+            if fallback.strip() and fallback.strip() not in text:
+                await delta(("\n\n" if text.strip() else "") + fallback)
         await emit(AnswerDone())
+        if not self._streamed.strip():
+            result.error = (f"The model '{self.model_name}' gave an empty answer and the steps "
+                            "produced nothing to show. Try again, or use ReAct mode.")
+            await emit(ErrorEvent(message=result.error, kind="empty_answer"))
 
     def _plan_event(self, plan: Plan, number: int) -> DagPlan:
         steps = [PlannedStep(id=s.id, task=s.task, dependencies=list(s.dependencies),
