@@ -100,10 +100,21 @@ async def test_clock_without_zone_uses_local_time() -> None:
     assert result.ok and "2026-07-01" in result.text and "ISO 8601" in result.text
 
 
+async def test_clock_takes_city_names_and_local_words() -> None:
+    """Measured on the bundled model: it called current_time with "Tokyo" and "local"."""
+    tokyo = await ClockTool(now=fixed_now).run({"timezone": "Tokyo"})
+    assert tokyo.ok and "Asia/Tokyo" in tokyo.text
+    new_york = await ClockTool(now=fixed_now).run({"timezone": "new york"})
+    assert new_york.ok and "America/New_York" in new_york.text
+    for word in ("local", "Local time", "system"):
+        here = await ClockTool(now=fixed_now).run({"timezone": word})
+        assert here.ok, word
+
+
 async def test_clock_unknown_zone_is_a_clear_error_with_suggestions() -> None:
-    result = await ClockTool(now=fixed_now).run({"timezone": "Berlin"})
+    result = await ClockTool(now=fixed_now).run({"timezone": "Berlinn"})
     assert not result.ok
-    assert "Unknown time zone 'Berlin'" in (result.error or "")
+    assert "Unknown time zone 'Berlinn'" in (result.error or "")
     assert "Europe/Berlin" in (result.error or "")
     weird = await ClockTool(now=fixed_now).run({"timezone": "../../etc/passwd"})
     assert not weird.ok and "Unknown time zone" in (weird.error or "")

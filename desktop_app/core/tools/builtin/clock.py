@@ -38,7 +38,7 @@ class ClockTool(Tool):
 
     name = "current_time"
     # No example zone in the text: the bundled model copied one into every call.
-    description = "Current date, time and weekday; here or in another city or time zone"
+    description = "Current date, time and weekday, here or in another city or zone"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
