@@ -18,7 +18,7 @@ import pytest
 
 from desktop_app.core.agent import ReActAgent
 from desktop_app.core.agent.events import Confirm, Event, Phase
-from desktop_app.core.errors import ConfigError
+from desktop_app.core.errors import ConfigError, ToolError
 from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final, tool_call_reply
 from desktop_app.core.store.settings import McpServerConfig
 from desktop_app.core.tools.base import ToolRegistry
@@ -158,6 +158,22 @@ async def test_server_that_fails_to_start_is_reported_and_others_still_work() ->
         assert "missing module xyz" in status["broken"]["error"]  # the server's own words
         assert "not found" in status["missing"]["error"]
         assert {t.name.split("__")[0] for t in manager.tools()} == {"notes"}
+
+
+async def test_a_server_printing_its_token_never_gets_it_into_the_log_or_the_error() -> None:
+    """Found by an attack: the server's stderr went to its log file unscrubbed."""
+    token = "ghp_TOKEN-for-the-mcp-server-0123456789"
+    leaky = McpServerConfig(name="leaky", env={"GITHUB_TOKEN": token}, command=[
+        sys.executable, "-c",
+        "import os, sys; print('auth failed with', os.environ['GITHUB_TOKEN'], file=sys.stderr);"
+        " sys.exit(3)"])
+    connection = McpConnection(leaky, connect_timeout=20)
+    with pytest.raises(ToolError) as failure:
+        await connection.connect()
+    await connection.close()
+    assert "auth failed with [REDACTED]" in str(failure.value)
+    log_text = connection.log_path.read_text()
+    assert "auth failed with [REDACTED]" in log_text and token not in log_text
 
 
 async def test_call_after_a_failed_start_is_an_error_not_an_exception() -> None:

@@ -23,7 +23,7 @@ import ipaddress
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 from urllib.parse import urlparse
 
 from desktop_app.core import paths
@@ -31,6 +31,7 @@ from desktop_app.core.errors import ConfigError, ToolError
 from desktop_app.core.store.settings import McpServerConfig
 from desktop_app.core.tools.base import Tool, ToolRegistry, ToolResult
 from desktop_app.core.tools.mcp_tool import McpTool, convert_result
+from desktop_app.core.tools.scrubbed_log import ScrubbedLog
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ class McpConnection:
         self._stop: asyncio.Event | None = None
         self._ready: asyncio.Future[Any] | None = None
         self._lock = asyncio.Lock()
-        self._errlog: TextIO | None = None
+        self._errlog: ScrubbedLog | None = None
         self._log_offset = 0
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -132,10 +133,22 @@ class McpConnection:
         params = StdioServerParameters(command=command, args=args,
                                        env=dict(self.config.env) or None)
         if self._errlog is None or self._errlog.closed:
-            self._errlog = open(self.log_path, "a", encoding="utf-8")
+            self._errlog = ScrubbedLog(self.log_path, self._secrets())
         self._errlog.flush()
-        self._log_offset = self.log_path.stat().st_size
-        return stdio_client(params, errlog=self._errlog)
+        self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        return stdio_client(params, errlog=self._errlog.writer)
+
+    def _secrets(self) -> list[str]:
+        """What must never reach the server's log file: its own environment values (tokens
+        the user configured for it) and the app's API keys."""
+        from desktop_app.core.log_setup import configured_secrets
+
+        return [*self.config.env.values(), *configured_secrets()]
+
+    def _finish_log(self) -> None:
+        """Let the log copier write everything the (stopped) server printed."""
+        if self._errlog is not None:
+            self._errlog.close()
 
     async def _own(self, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
         """The owner task: keeps the SDK client open until asked to stop or the link dies."""
@@ -171,6 +184,7 @@ class McpConnection:
             await self._close_locked()
             if isinstance(exc, asyncio.CancelledError):
                 raise
+            self._finish_log()
             self.last_error = (f"The MCP server '{self.name}' could not be started: "
                                f"{_describe(exc)}.{self._stderr_tail()}")
             if self.config.transport == "http":
@@ -272,8 +286,7 @@ class McpConnection:
             await self._close_locked()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
-        if self._errlog is not None and not self._errlog.closed:
-            self._errlog.close()
+        self._finish_log()
 
 
 class McpManager:
