@@ -50,7 +50,12 @@ def victim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str
 
 @pytest.fixture
 def tool(victim: dict[str, Path]) -> PythonCodeTool:
-    return PythonCodeTool(Workspace(victim["workspace"]), timeout=8, memory_mb=256)
+    tool = PythonCodeTool(Workspace(victim["workspace"]), timeout=8, memory_mb=256)
+    # Positive control: an attack "fails" trivially if nothing can run in the sandbox at
+    # all (a CI clone with its venv under /tmp once hid Python that way).
+    alive = asyncio.run(tool.run({"code": "print('alive', 6 * 7)"}))
+    assert alive.ok and "alive 42" in alive.text, alive.error
+    return tool
 
 
 def _leaked(result_text: str) -> bool:

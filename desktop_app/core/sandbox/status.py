@@ -87,11 +87,13 @@ def _system_args() -> list[str]:
 
 def bubblewrap_argv(command: list[str], workspace: Path, *, bwrap: str = "bwrap") -> list[str]:
     """``command`` inside bubblewrap; the workspace is the only writable folder."""
-    argv = [bwrap, *_namespace_args(), "--hostname", "sandbox", *_system_args()]
+    argv = [bwrap, *_namespace_args(), "--hostname", "sandbox", *_system_args(),
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # After /tmp's tmpfs: a Python installed under /tmp (a venv in a build folder) would be
+    # hidden by it otherwise. Later mounts lie on top of earlier ones.
     for root in _python_roots():
         argv += ["--ro-bind", root, root]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-             "--bind", str(workspace), WORKSPACE_INSIDE, "--chdir", WORKSPACE_INSIDE,
+    argv += ["--bind", str(workspace), WORKSPACE_INSIDE, "--chdir", WORKSPACE_INSIDE,
              # A clean environment: nothing of the app's (API keys, bus addresses) goes in.
              "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
              "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
