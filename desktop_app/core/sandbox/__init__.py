@@ -17,7 +17,9 @@ so without an OS sandbox the code tool cannot be enabled at all.
 
 from __future__ import annotations
 
+from desktop_app.core.sandbox.cgroup import PidsCgroup
 from desktop_app.core.sandbox.limits import Limits, limit_process
 from desktop_app.core.sandbox.status import SandboxStatus, sandbox_status, sandboxed_argv
 
-__all__ = ["Limits", "SandboxStatus", "limit_process", "sandbox_status", "sandboxed_argv"]
+__all__ = ["Limits", "PidsCgroup", "SandboxStatus", "limit_process", "sandbox_status",
+           "sandboxed_argv"]

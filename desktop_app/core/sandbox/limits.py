@@ -52,8 +52,11 @@ def _user_process_count() -> int:
     return count
 
 
-def limit_process(limits: Limits) -> Callable[[], None] | None:
+def limit_process(limits: Limits, procs_file: str | None = None) -> Callable[[], None] | None:
     """A ``preexec_fn`` applying ``limits``; None where the platform has no rlimits.
+
+    ``procs_file``: a pids cgroup's ``cgroup.procs`` (``PidsCgroup``); the launcher joins it
+    before exec, so it and everything it starts count against that cgroup's ``pids.max``.
 
     The process count is relative to what the user already runs (RLIMIT_NPROC is per
     user). The kernel does not apply it to root, so on a root account a fork bomb is
@@ -71,5 +74,8 @@ def limit_process(limits: Limits) -> Callable[[], None] | None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        if procs_file is not None:
+            with open(procs_file, "w", encoding="ascii") as procs:
+                procs.write(str(os.getpid()))
 
     return apply

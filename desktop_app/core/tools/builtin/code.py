@@ -22,7 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from desktop_app.core.sandbox import Limits, limit_process, sandbox_status, sandboxed_argv
+from desktop_app.core.sandbox import (
+    Limits,
+    PidsCgroup,
+    limit_process,
+    sandbox_status,
+    sandboxed_argv,
+)
 from desktop_app.core.tools.base import Tool, ToolResult
 from desktop_app.core.tools.sandbox import Workspace
 
@@ -85,12 +91,24 @@ class PythonCodeTool(Tool):
         argv = sandboxed_argv([self.python, "-I", "-B", "-X", "utf8", "-c", RUNNER],
                               Path(self.workspace.root))
         started = time.monotonic()
+        # Counts only this call's processes, for any user (root included), where possible.
+        cgroup = await asyncio.to_thread(PidsCgroup.create, limits.processes)
+        try:
+            return await self._run_in(argv, args, limits, timeout, started, cgroup)
+        finally:
+            if cgroup is not None:
+                await asyncio.to_thread(cgroup.remove)
+
+    async def _run_in(self, argv: list[str], args: dict[str, Any], limits: Limits,
+                      timeout: float, started: float,
+                      cgroup: PidsCgroup | None) -> ToolResult:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, cwd=str(self.workspace.root),
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},  # the launcher's: no keys
-                start_new_session=True, preexec_fn=limit_process(limits))
+                start_new_session=True,
+                preexec_fn=limit_process(limits, cgroup.procs_file if cgroup else None))
         except OSError as exc:
             return ToolResult.failure(f"The sandbox could not be started ({exc}).")
         timed_out = False
