@@ -81,6 +81,7 @@ async def run_dag_goal(args: argparse.Namespace, registry: ModelRegistry, settin
     agent_options: dict[str, Any] = {
         "use_native_tools": not args.json_mode,
         "confirm": make_confirmer(settings, assume_yes=args.yes),
+        "tool_timeout": settings.tools.timeout_seconds,
     }
     if tools is None:
         tools = ToolRegistry(default_tools(settings))

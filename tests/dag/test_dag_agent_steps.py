@@ -173,3 +173,19 @@ def test_a_given_confirmer_is_asked_and_can_allow() -> None:
     asyncio.run(DAGExecutor(registry, ToolRegistry([WRITE]),
                             agent_options={"confirm": allow}).execute(plan, "g"))
     assert asked == ["write_note"] and WRITTEN == ["hi"]
+
+
+def test_every_step_agent_has_a_tool_time_limit() -> None:
+    """A hung tool must not hang a DAG step: steps get the app's default limit."""
+    from desktop_app.core.agent.factory import DEFAULT_TOOL_TIMEOUT
+    from desktop_app.core.dag.executor import DAGExecutor
+    from desktop_app.core.dag.plan import PlanStep
+    from desktop_app.core.llm.registry import ModelRegistry
+    from desktop_app.core.llm.testing import ScriptedLLM
+
+    registry = ModelRegistry()
+    registry.register("m", ScriptedLLM(), default=True)
+    agent = DAGExecutor(registry)._resolve_agent(PlanStep(id="s", task="t"))
+    assert agent.tool_timeout == DEFAULT_TOOL_TIMEOUT
+    custom = DAGExecutor(registry, agent_options={"tool_timeout": 5.0})
+    assert custom._resolve_agent(PlanStep(id="s", task="t")).tool_timeout == 5.0

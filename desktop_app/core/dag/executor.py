@@ -146,6 +146,10 @@ class DAGExecutor:
         # Tools that change things need a yes from the user; with nobody to ask, the answer
         # is no (the model sees the refusal), never a silent yes.
         options.setdefault("confirm", deny_unconfirmed)
+        # A hung tool must not hang a step (and with it the plan): the app's default limit.
+        from desktop_app.core.agent.factory import DEFAULT_TOOL_TIMEOUT
+
+        options.setdefault("tool_timeout", DEFAULT_TOOL_TIMEOUT)
         if "context_guard" not in options:
             # Steps of a local model have small windows: keep each step's loop in budget.
             options["context_guard"] = ContextGuard(llm)
