@@ -217,3 +217,23 @@ async def test_a_tool_over_the_time_limit_is_stopped() -> None:
     llm = native_llm(tool_call_reply(("hang", {})), "It was stopped.")
     result = await ReActAgent(llm, [tool], tool_timeout=0.2).run("go")
     assert "did not finish within 0.2 s" in (result.steps[0].error or "")
+
+
+async def test_an_artifact_s_source_returned_as_text_too_never_reaches_the_model() -> None:
+    """Found in review: MCP servers return a page as a resource and as text; the model got
+    the summary appended to the full source."""
+    from desktop_app.core.tools.base import Artifact, FunctionTool, ToolResult
+
+    page = "<!DOCTYPE html><html><body>" + "<p>row</p>" * 500 + "</body></html>"
+
+    async def report(**_: object) -> ToolResult:
+        return ToolResult(text=f"Made the report.\n{page}",
+                          artifacts=[Artifact(name="report.html", mime_type="text/html",
+                                              content=page)])
+
+    tool = FunctionTool("report", "Make a report", {"type": "object", "properties": {}}, report)
+    llm = native_llm(tool_call_reply(("report", {})), "Done.")
+    result = await ReActAgent(llm, [tool]).run("make the report")
+    seen = result.steps[0].observation
+    assert "Made the report." in seen and "[Artifact generated: report.html]" in seen
+    assert "<p>row</p>" not in seen and len(seen) < 600

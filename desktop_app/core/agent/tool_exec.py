@@ -92,7 +92,8 @@ class ToolExecutor:
         await self._emit(IterationStart(iteration=iteration, tool_name=name,
                                         tool_args=shown_args, call_id=call_id))
         result = await self._run(name, args, arg_error)
-        observation = cut(result.text, self._max_chars)
+        text = without_artifact_sources(result.text, result.artifacts)
+        observation = cut(text, self._max_chars)
         if result.artifacts:
             summary = artifact_summary(result.artifacts)
             observation = f"{observation}\n{summary}" if observation else summary
@@ -158,6 +159,20 @@ class ToolExecutor:
             except Exception as exc:
                 return f"Could not ask the user to confirm '{tool.name}' ({exc}); it did not run."
         return None if allowed else f"The user declined to run {tool.name}."
+
+
+def without_artifact_sources(text: str, artifacts: list[Any]) -> str:
+    """``text`` with any artifact's source taken out: the model sees only the summary.
+
+    MCP servers often return a page both as a resource (the artifact) and as a text block;
+    without this, up to the observation limit of page source reached the model."""
+    rich = [a for a in artifacts if a.is_rich and a.content.strip()]
+    for artifact in rich:
+        text = text.replace(artifact.content.strip(), "")
+    lowered = text.lstrip()[:200].lower()
+    if rich and (lowered.startswith(("<!doctype", "<html")) or "<body" in lowered):
+        return ""  # a page's source under another form: the artifact shows it
+    return text.strip()
 
 
 def _schema_hint(tool: Tool) -> str:
