@@ -13,27 +13,17 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from fake_openai_server import Reply, chunk, completion, fake_server  # noqa: F401
+from fake_openai_server import Reply, chunk, completion, fake_server, use_endpoint  # noqa: F401
 
 from desktop_app.cli import main
 
 MCP_SERVER = Path(__file__).resolve().parents[1] / "tools" / "mcp_servers" / "notes_server.py"
 
 
-def _settings(app_home: Path, base_url: str) -> None:
-    config = app_home / "config"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "settings.json").write_text(json.dumps({
-        "schema_version": 1,
-        "endpoints": [{"name": "scripted", "base_url": base_url, "model": "fake-model"}],
-        "default_model": "scripted",
-        "mcp_servers": [{"name": "notes", "command": [sys.executable, str(MCP_SERVER)]}],
-    }))
-
-
 def test_ask_calls_an_mcp_tool_and_answers(fake_server, app_home: Path,  # noqa: F811
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    _settings(app_home, fake_server.base_url)
+    use_endpoint(app_home, fake_server.base_url, mcp_servers=[
+        {"name": "notes", "command": [sys.executable, str(MCP_SERVER)]}])
     call = {"id": "call_1", "type": "function",
             "function": {"name": "notes__add", "arguments": json.dumps({"a": 2, "b": 3})}}
     # 10 built-in + 6 MCP tools: above the threshold of 12, so a selection call comes first.
@@ -60,15 +50,8 @@ def test_ask_calls_an_mcp_tool_and_answers(fake_server, app_home: Path,  # noqa:
 
 def test_an_mcp_server_that_cannot_start_is_reported_and_the_question_still_answered(
         fake_server, app_home: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
-    config = app_home / "config"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "settings.json").write_text(json.dumps({
-        "schema_version": 1,
-        "endpoints": [{"name": "scripted", "base_url": fake_server.base_url,
-                       "model": "fake-model"}],
-        "default_model": "scripted",
-        "mcp_servers": [{"name": "gone", "command": ["/nonexistent/mcp-server"]}],
-    }))
+    use_endpoint(app_home, fake_server.base_url,
+                 mcp_servers=[{"name": "gone", "command": ["/nonexistent/mcp-server"]}])
     # A direct answer streams from the loop's one call: it is not generated twice.
     fake_server.add(Reply(sse=[chunk("Hello.", finish_reason="stop")]))
     assert main(["ask", "hi"]) == 0

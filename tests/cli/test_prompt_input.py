@@ -9,19 +9,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from fake_openai_server import Reply, chunk, fake_server  # noqa: F401
+from fake_openai_server import Reply, chunk, fake_server, use_endpoint  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("app_home")
-
-
-def _settings(app_home: Path, base_url: str) -> None:
-    import json
-
-    config = app_home / "config"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "settings.json").write_text(json.dumps({
-        "schema_version": 1, "default_model": "scripted",
-        "endpoints": [{"name": "scripted", "base_url": base_url, "model": "fake-model"}]}))
 
 
 def _run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -32,7 +22,7 @@ def _run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("how", ["stdin", "file"])
 def test_a_huge_prompt_reaches_the_model_whole(how: str, fake_server, app_home: Path,  # noqa: F811
                                                tmp_path: Path) -> None:
-    _settings(app_home, fake_server.base_url)
+    use_endpoint(app_home, fake_server.base_url)
     fake_server.add(Reply(sse=[chunk("Got it.", finish_reason="stop")]))
     prompt = "word " * 400_000 + "THE-END"  # 2 MB: more than a command line takes
     if how == "stdin":

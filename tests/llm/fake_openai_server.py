@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,3 +184,16 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
         yield server
     finally:
         server.stop()
+
+
+def use_endpoint(app_home: Path, base_url: str, *, name: str = "scripted",
+                 model: str = "fake-model", endpoint: dict[str, Any] | None = None,
+                 **settings: Any) -> None:
+    """Write the app's settings so that its default model is the server at ``base_url``
+    (``endpoint``: more fields of that endpoint; ``settings``: more top-level settings)."""
+    config = app_home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({
+        "schema_version": 1, "default_model": name,
+        "endpoints": [{"name": name, "base_url": base_url, "model": model, **(endpoint or {})}],
+        **settings}))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,15 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from fake_openai_server import Reply, fake_server  # noqa: F401
-
-
-def _settings(app_home: Path, base_url: str) -> None:
-    config = app_home / "config"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "settings.json").write_text(json.dumps({
-        "schema_version": 1, "default_model": "hosted",
-        "endpoints": [{"name": "hosted", "base_url": base_url, "model": "gpt-x"}]}))
+from fake_openai_server import Reply, fake_server, use_endpoint  # noqa: F401
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -39,7 +30,7 @@ BAD_REPLIES = {
 @pytest.mark.parametrize("command", ["chat", "ask"])
 def test_a_malformed_reply_is_a_clear_error(name: str, command: str, fake_server,  # noqa: F811
                                             app_home: Path) -> None:
-    _settings(app_home, fake_server.base_url)
+    use_endpoint(app_home, fake_server.base_url, name="hosted", model="gpt-x")
     for _ in range(8):
         fake_server.add(BAD_REPLIES[name])
     done = _run(command, "hello")

@@ -177,6 +177,17 @@ async def test_host_processes_cannot_be_signalled(tool: PythonCodeTool) -> None:
     assert result.error and "ProcessLookupError" in result.error  # not even visible
 
 
+def _pids_cgroup_available() -> bool:
+    """Whether this machine lets a call have its own pids cgroup (tried, then removed)."""
+    from desktop_app.core.sandbox import PidsCgroup
+
+    probe = PidsCgroup.create(8)
+    if probe is None:
+        return False
+    probe.remove()
+    return True
+
+
 def _host_processes_with(marker: str) -> list[str]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -206,12 +217,7 @@ async def test_nothing_outlives_the_call(escape: str, tool: PythonCodeTool) -> N
     # A pids cgroup (or, without one, RLIMIT_NPROC for a normal user) stops a fork bomb at
     # once; only root without a writable pids hierarchy relies on the PID namespace's
     # teardown, which has to reap thousands of processes.
-    from desktop_app.core.sandbox import PidsCgroup
-
-    probe = PidsCgroup.create(8)
-    if probe is not None:
-        probe.remove()
-    slow = escape == "fork bomb" and probe is None and os.getuid() == 0
+    slow = escape == "fork bomb" and not _pids_cgroup_available() and os.getuid() == 0
     assert time.monotonic() - started < (120 if slow else 20), result.error
     deadline = time.monotonic() + 5
     while _host_processes_with(marker) and time.monotonic() < deadline:
@@ -230,13 +236,8 @@ async def test_memory_and_file_size_are_limited(tool: PythonCodeTool,
 
 
 async def test_a_fork_bomb_hits_the_process_limit_at_once(tool: PythonCodeTool) -> None:
-    from desktop_app.core.sandbox import PidsCgroup
-
-    probe = PidsCgroup.create(8)
-    if probe is None and os.getuid() == 0:
+    if not _pids_cgroup_available() and os.getuid() == 0:
         pytest.skip("root without a writable pids cgroup: only the time limit applies")
-    if probe is not None:
-        probe.remove()
     code = ("import os\ncount = 0\nwhile True:\n    try:\n        pid = os.fork()\n"
             "    except OSError as exc:\n        print('refused after', count, exc.errno, "
             "flush=True)\n        break\n    if pid == 0:\n        import time\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,18 +9,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from fake_openai_server import Reply, fake_server  # noqa: F401
+from fake_openai_server import Reply, fake_server, use_endpoint  # noqa: F401
 
 KEY = "sk-live-LEAKCHECK-0123456789abcdef"
-
-
-def _settings(app_home: Path, base_url: str) -> None:
-    config = app_home / "config"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "settings.json").write_text(json.dumps({
-        "schema_version": 1, "default_model": "hosted",
-        "endpoints": [{"name": "hosted", "base_url": base_url, "model": "gpt-x",
-                       "api_key_env": "LEAKCHECK_API_KEY"}]}))
 
 
 @pytest.mark.parametrize("command", [["ask", "--dag", "plan my week"], ["ask", "hi"],
@@ -29,7 +19,8 @@ def _settings(app_home: Path, base_url: str) -> None:
 def test_a_server_echoing_the_key_in_a_401_never_gets_it_printed(
         command: list[str], fake_server, app_home: Path,  # noqa: F811
         monkeypatch: pytest.MonkeyPatch) -> None:
-    _settings(app_home, fake_server.base_url)
+    use_endpoint(app_home, fake_server.base_url, name="hosted", model="gpt-x",
+                 endpoint={"api_key_env": "LEAKCHECK_API_KEY"})
     echo = {"error": {"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request",
                       "code": "invalid_api_key"}}
     for _ in range(12):
