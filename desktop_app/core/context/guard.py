@@ -163,7 +163,6 @@ class ContextGuard:
             raise ValueError(f"budget must be a positive number of tokens, got {budget}")
         original = list(messages)
         counter = self.counter
-        self._pinned_cut: list[tuple[int, int]] = []
         tokens_before = counter.count_messages(original)
         target = max(1, int(budget * FORCE_SHRINK)) if force else budget
 
@@ -182,9 +181,10 @@ class ContextGuard:
                            self.max_summary_tokens)
         middle = self._select_middle(groups, room - summary_room, force)
         if not middle:
-            out = self._fit(working, target)
+            out, pinned_cut = self._fit(working, target)
             return self._result(original, out, tokens_before, cut=cut,
-                                method="truncate" if out != original else "none")
+                                method="truncate" if out != original else "none",
+                                pinned_cut=pinned_cut)
 
         removed = [m for i in middle for m in groups[i].messages]
         kept_tail = sum(g.tokens for i, g in enumerate(groups) if i not in middle and not g.pinned)
@@ -206,13 +206,13 @@ class ContextGuard:
                     placed = True
                 continue
             out.extend(group.messages)
-        out = self._fit(out, target)
+        out, pinned_cut = self._fit(out, target)
         method: Method = "summary" if outcome.method == "llm" else "fallback"
         log.info("context compacted (%s, hint %s): %d → %d messages, %d → %d tokens",
                  method, hint, len(original), len(out), tokens_before,
                  counter.count_messages(out))
         return self._result(original, out, tokens_before, cut=cut, method=method,
-                            usage=outcome.usage, reason=outcome.reason)
+                            usage=outcome.usage, reason=outcome.reason, pinned_cut=pinned_cut)
 
     # --- steps -----------------------------------------------------------------------------
     def _cut_oversized(self, rest: list[ChatMessage], target: int) -> tuple[list[ChatMessage], int]:
@@ -248,12 +248,15 @@ class ContextGuard:
             recent_room -= group.tokens
         return {i for i, g in enumerate(groups) if not g.pinned and i not in keep}
 
-    def _fit(self, messages: list[ChatMessage], target: int) -> list[ChatMessage]:
+    def _fit(self, messages: list[ChatMessage],
+             target: int) -> tuple[list[ChatMessage], list[tuple[int, int]]]:
         """Last resort when kept messages still exceed ``target``: cut the summary, then the
         pinned messages (largest first), then the system prompt — content only, never a
-        message. Raises ContextOverflowError if even that cannot fit."""
+        message. Returns the messages and (tokens before, after) of each pinned message it
+        cut. Raises ContextOverflowError if even that cannot fit."""
         counter = self.counter
         out = list(messages)
+        pinned_cut: list[tuple[int, int]] = []
         # First pass keeps a readable floor of every message; the second, for budgets that
         # cannot afford even that, keeps only the first words.
         stages = [(stage, floor) for floor in (MIN_PINNED_TOKENS, 4)
@@ -280,7 +283,7 @@ class ContextGuard:
                     out[index] = truncate_message(
                         message, counter.count_message(message) - (size - new_size), counter)
                     if stage == "pinned":
-                        self._pinned_cut.append((size, counter.count_text(out[index].content)))
+                        pinned_cut.append((size, counter.count_text(out[index].content)))
                     log.info("context budget %d too small for the pinned messages; "
                                 "cut a %s message from %d to %d tokens", target, stage, size,
                                 counter.count_text(out[index].content))
@@ -292,16 +295,17 @@ class ContextGuard:
                 f"The context budget of {target} tokens cannot hold even the shortened system "
                 f"prompt and pinned messages ({total} tokens).",
                 hint="Use a model with a larger context window or a smaller output reserve.")
-        return out
+        return out, pinned_cut
 
     def _result(self, original: list[ChatMessage], out: list[ChatMessage], tokens_before: int,
                 *, cut: int, method: Method, usage: Usage | None = None,
-                reason: str | None = None) -> CompactionResult:
+                reason: str | None = None,
+                pinned_cut: list[tuple[int, int]] | None = None) -> CompactionResult:
         return CompactionResult(
             messages=out, compacted=out != original, original_count=len(original),
             kept_count=len(out), usage=usage or Usage(), method=method, reason=reason,
             tokens_before=tokens_before, tokens_after=self.counter.count_messages(out),
-            truncated_messages=cut, pinned_cut=list(getattr(self, "_pinned_cut", [])))
+            truncated_messages=cut, pinned_cut=pinned_cut or [])
 
 
 def _stage_of(message: ChatMessage) -> str:
