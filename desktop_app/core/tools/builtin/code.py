@@ -102,13 +102,16 @@ class PythonCodeTool(Tool):
     async def _run_in(self, argv: list[str], args: dict[str, Any], limits: Limits,
                       timeout: float, started: float,
                       cgroup: PidsCgroup | None) -> ToolResult:
+        # limit_process counts the user's processes in /proc: not on the event loop (the
+        # window's Qt thread).
+        preexec = await asyncio.to_thread(limit_process, limits,
+                                          cgroup.procs_file if cgroup else None)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, cwd=str(self.workspace.root),
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},  # the launcher's: no keys
-                start_new_session=True,
-                preexec_fn=limit_process(limits, cgroup.procs_file if cgroup else None))
+                start_new_session=True, preexec_fn=preexec)
         except OSError as exc:
             return ToolResult.failure(f"The sandbox could not be started ({exc}).")
         timed_out = False
