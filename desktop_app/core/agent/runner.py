@@ -68,6 +68,18 @@ def error_message(exc: BaseException) -> str:
             "please report it with the steps that led here.")
 
 
+def logged_error_message(exc: BaseException, what: str) -> str:
+    """``error_message(exc)``, logged: with a traceback only for unexpected errors. An
+    expected one's message says it all, and its chained cause may quote what a server
+    echoed (an API key)."""
+    message = error_message(exc)
+    if isinstance(exc, DesktopAppError):
+        log.info("%s failed: %s", what, message)
+    else:
+        log.exception("%s failed", what)
+    return message
+
+
 def _fallback_text(answer: str, streamed: str) -> str:
     """What to add after a failed synthesis, never repeating what was already streamed."""
     if not streamed:
@@ -182,9 +194,7 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
         await send(done)
         raise
     except Exception as exc:
-        message = error_message(exc)
-        if not isinstance(exc, DesktopAppError):
-            log.exception("run failed")
+        message = logged_error_message(exc, "run")
         await send(ErrorEvent(message=message, kind=type(exc).__name__))
         done = finish(error=message, exc=exc)
         await send(done)

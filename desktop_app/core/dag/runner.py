@@ -34,7 +34,6 @@ from desktop_app.core.dag.plan import MAX_PLAN_STEPS, Plan
 from desktop_app.core.dag.planner import DAGPlanner, history_context
 from desktop_app.core.dag.results import EventSink, ExecutionResult, StepRunner
 from desktop_app.core.dag.synthesis import fallback_answer, stream_synthesis, synthesis_messages
-from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.llm.types import ChatMessage, Usage
 
 if TYPE_CHECKING:
@@ -183,15 +182,9 @@ class DagRunner:
             await self._finish(result, started, emit)
             raise
         except Exception as exc:  # the engine reports errors; it never crashes the caller
-            from desktop_app.core.agent.runner import error_message
+            from desktop_app.core.agent.runner import logged_error_message
 
-            if isinstance(exc, DesktopAppError):
-                # Expected (a server said no, a model is missing): the message says it all,
-                # and its chained cause may quote what a server echoed (an API key).
-                log.info("DAG run failed: %s", exc)
-            else:
-                log.exception("DAG run failed")
-            result.error = error_message(exc)
+            result.error = logged_error_message(exc, "DAG run")
             await emit(ErrorEvent(message=result.error, kind=type(exc).__name__))
         await self._finish(result, started, emit)
         return result
@@ -248,9 +241,10 @@ class DagRunner:
                 break
             if execution.all_done and len(self._interrupts) == interrupts_at_plan:
                 # Every step finished and the goal did not change: the analyzer cannot point
-                # to a failed step, only doubt a result it cannot show to be wrong. Measured on the bundled model:
-                # such re-plans repeated the same steps and the analyzer looped on its own
-                # wrong claim (203 s for "12*12 and 7*8, then add"). Answer from the results.
+                # to a failed step, only doubt a result it cannot show to be wrong. Measured
+                # on the bundled model: such re-plans repeated the same steps and the
+                # analyzer looped on its own wrong claim (203 s for "12*12 and 7*8, then
+                # add"). Answer from the results.
                 log.info("analysis says not achieved, but every step finished; no re-plan")
                 break
             await emit(DagReplan(round=number + 1, reason=analysis.reason or "goal not achieved"))
