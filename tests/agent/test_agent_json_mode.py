@@ -13,6 +13,7 @@ from desktop_app.core.agent import (
     ReActAgent,
     ThinkingDone,
 )
+from desktop_app.core.agent.json_mode import parse_action
 from desktop_app.core.agent.prompts import REFORMAT_INSTRUCTION, UNPARSED_REASONING
 from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final, tool_call_reply
 from desktop_app.core.llm.types import ChatMessage, ToolCall
@@ -234,3 +235,22 @@ async def test_hanging_tool_is_stopped_by_the_tool_timeout() -> None:
     result = await ReActAgent(llm, registry(slow), tool_timeout=0.05).run("q")
     assert "did not finish within 0.05 s" in (result.steps[0].error or "")
     assert result.answer == "gave up"
+
+
+def test_a_record_with_a_name_is_not_a_tool_call() -> None:
+    record = '{"name": "Alice", "age": 30}'
+    action = parse_action(record, tool_names={"calculator"})
+    assert action.kind == "final_answer"  # the sentinel: asked to reformat, never run
+    assert parse_action('{"action": "Alice"}', tool_names={"calculator"}).kind == "final_answer"
+    # The same shapes naming a real tool, or carrying arguments, still are calls.
+    call = parse_action('{"name": "calculator", "arguments": {"expression": "2+2"}}')
+    assert (call.kind, call.tool, call.args) == ("tool_call", "calculator", {"expression": "2+2"})
+    assert parse_action('{"action": "calculator"}', tool_names={"calculator"}).tool == "calculator"
+
+
+def test_a_json_array_is_an_answer_not_its_first_object() -> None:
+    reply = '[{"name": "Alice", "age": 30}, {"name": "Bob", "age": 25}]'
+    action = parse_action(reply, tool_names={"calculator"})
+    assert action.kind == "final_answer" and action.answer == reply and not action.unparsed
+    fenced = parse_action("```json\n" + reply + "\n```")
+    assert fenced.kind == "final_answer" and "Bob" in fenced.answer

@@ -12,6 +12,7 @@ from desktop_app.core.agent.mentions import mentioned_files
 from desktop_app.core.llm.testing import ScriptedLLM
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin.files import file_tools
+from desktop_app.core.tools.builtin.notes import NoteStore, note_tools
 from desktop_app.core.tools.sandbox import Workspace
 
 pytestmark = pytest.mark.anyio
@@ -61,4 +62,27 @@ async def test_without_file_tools_nothing_is_read() -> None:
     llm = ScriptedLLM(["ok"], tool_call=True)
     events = Recorder()
     await drive_run(ReActAgent(llm, ToolRegistry()), "open expenses.csv", emit=events)
+    assert not events.of(IterationDone)
+
+
+async def test_a_question_about_my_notes_starts_with_a_notes_search(tmp_path: Path) -> None:
+    store = NoteStore(tmp_path / "notes")
+    store.create("Wifi password", "The guest wifi password is sunflower42.")
+    store.create("Parking", "Level 3, spot B17.")
+    llm = ScriptedLLM(["The password is sunflower42."], tool_call=True)
+    events = Recorder()
+    await drive_run(ReActAgent(llm, ToolRegistry(note_tools(store))),
+                    "What is the guest wifi password? It is in my notes.", emit=events)
+    [card] = events.of(IterationDone)
+    assert card.tool_name == "notes_find" and "sunflower42" in card.observation
+    assert "B17" not in card.observation
+    first = llm.requests[0].messages
+    assert [m.role for m in first] == ["system", "user", "assistant", "tool"]
+
+
+async def test_saving_a_note_does_not_search_first(tmp_path: Path) -> None:
+    llm = ScriptedLLM(["Which text?"], tool_call=True)
+    events = Recorder()
+    await drive_run(ReActAgent(llm, ToolRegistry(note_tools(NoteStore(tmp_path / "n")))),
+                    "Save a note titled 'Tip'", emit=events)
     assert not events.of(IterationDone)

@@ -32,3 +32,13 @@ def test_nothing_is_guessed_when_two_values_could_be_meant() -> None:
 
 def test_a_value_of_the_wrong_kind_is_not_forced_in() -> None:
     assert "expression" not in repair_arguments(CalculatorTool.parameters, {"terms": [1, 2]})
+
+
+def test_a_copied_property_schema_is_dropped_not_passed_on() -> None:
+    schema = {"type": "object", "properties": {"query": {"type": "string"}},
+              "additionalProperties": False}
+    copied = {"query": {"type": "string", "description": "Words to look for"}}
+    assert repair_arguments(schema, copied) == {}
+    # A real object value for an object property is kept.
+    obj = {"type": "object", "properties": {"spec": {"type": "object"}}}
+    assert repair_arguments(obj, {"spec": {"type": "bar"}}) == {"spec": {"type": "bar"}}

@@ -116,3 +116,41 @@ def test_warm_up_puts_the_run_s_system_turn_in_the_cache(bundled_model_path: Pat
     stats = llm.last_stats
     assert stats is not None and stats.prefix_source == "memory"
     assert stats.prompt_eval_tokens < 40 < stats.prompt_tokens
+
+
+class _ThinkingLLM(LlamaCppLLM):
+    """The bundled model made to write what a reasoning model writes: a grammar forces
+    the exact text, so the real llama.cpp stream (token by token) goes through the
+    adapter's splitting. (No reasoning GGUF ships through the package registries.)"""
+
+    reply = ('<think>\nThe user wants 2+2. I could call '
+             '<tool_call>{"name": "calculator", "arguments": {"expression": "2+2"}}</tool_call>'
+             '\n</think>\n\nThe answer is 4.')
+
+    def _request(self, *args: object, **kwargs: object) -> dict[str, object]:
+        request = super()._request(*args, **kwargs)  # type: ignore[arg-type]
+        literal = self.reply.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        request["_grammar"] = f'root ::= "{literal}"'
+        return request
+
+
+def test_think_blocks_of_a_local_model_are_split_from_the_answer_and_never_run(
+        bundled_model_path: Path) -> None:
+    llm = _ThinkingLLM(bundled_model_path, context_size=1024)
+
+    async def run() -> tuple[str, str, list[object], str | None]:
+        content, reasoning, calls = [], [], []
+        async for chunk in llm.stream_chat([SYSTEM, ChatMessage.user("What is 2+2?")],
+                                           tools=[CALCULATOR], max_tokens=120):
+            content.append(chunk.content)
+            reasoning.append(chunk.reasoning)
+            calls.extend(chunk.tool_calls)
+        whole = await llm.chat([SYSTEM, ChatMessage.user("What is 2+2?")], max_tokens=120)
+        await llm.aclose()
+        return "".join(content), "".join(reasoning), calls, whole.message.reasoning_content
+
+    content, reasoning, calls, whole_reasoning = asyncio.run(run())
+    assert content == "The answer is 4."
+    assert reasoning.startswith("The user wants 2+2.") and "<think>" not in reasoning
+    assert calls == []  # a call quoted in the thinking is not a call
+    assert whole_reasoning is not None and whole_reasoning.endswith("</tool_call>")

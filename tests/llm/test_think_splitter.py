@@ -122,3 +122,27 @@ def test_tag_mentioned_after_the_answer_started_stays_in_the_content() -> None:
 def test_unclosed_block_is_all_reasoning_after_flush() -> None:
     content, reasoning, _ = run(["<think>step 1", "\nstep 2\n"])
     assert (content, reasoning) == ("", "step 1\nstep 2")
+
+
+def test_a_block_the_prompt_opened_ends_at_the_close_tag() -> None:
+    splitter = ThinkSplitter(inside=True)
+    parts = [splitter.feed(piece) for piece in ("\nLet me add. 2+2", "=4.\n</th", "ink>\n\n4")]
+    parts.append(splitter.flush())
+    assert "".join(p.reasoning for p in parts) == "Let me add. 2+2=4."
+    assert "".join(p.content for p in parts) == "4"
+
+
+def test_a_prompt_ending_in_an_open_think_tag_is_recognised() -> None:
+    from desktop_app.core.llm.llama_generation import prompt_opens_think
+
+    class Detok:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def detokenize(self, tokens: list[int]) -> bytes:
+            return self.text.encode()
+
+    assert prompt_opens_think(Detok("<|im_start|>assistant\n<think>\n"), [1, 2])
+    assert not prompt_opens_think(Detok("<think>\n\n</think>\n\n"), [1, 2])  # thinking off
+    assert not prompt_opens_think(Detok("<|im_start|>assistant\n"), [1])
+    assert not prompt_opens_think(Detok("<think>"), [])

@@ -138,3 +138,41 @@ def test_schemas_reject_bad_arguments(ws: Workspace) -> None:
         WriteFileTool(ws).validate({"path": "a.txt"})  # no content
     with pytest.raises(ToolArgumentError):
         ReadFileTool(ws).validate({"path": "a", "max_chars": 0})
+
+
+async def test_read_csv_adds_exact_column_totals(ws: Workspace) -> None:
+    (ws.root / "spend.csv").write_text(
+        "date,item,amount\n2026-11-02,Groceries,54.20\n2026-11-03,Bus,2.80\n"
+        "2026-11-05,Coffee,3.60\n2026-11-08,Books,\"1,023.99\"\n", encoding="utf-8")
+    result = await ReadFileTool(ws).run({"path": "spend.csv"})
+    assert "4 data rows" in result.text
+    # 54.20 + 2.80 + 3.60 + 1023.99, exact (a float sum would print 1084.5900000000001).
+    assert "Column 'amount': total 1084.59," in result.text
+    assert "Column 'item'" not in result.text  # text columns get no numbers
+    assert "Column 'date'" not in result.text  # dates are not numbers
+
+
+async def test_read_markdown_list_counts_items(ws: Workspace) -> None:
+    (ws.root / "todo.md").write_text(
+        "# Todo\n\n- Call the plumber\n- [ ] Renew passport\n* Buy a gift\n1. Book dentist\n"
+        "\nSome prose - not an item.\n", encoding="utf-8")
+    result = await ReadFileTool(ws).run({"path": "todo.md"})
+    assert result.text.endswith("[Counted by the tool: 4 list items.]")
+
+
+async def test_read_continuation_gets_no_facts(ws: Workspace) -> None:
+    (ws.root / "t.csv").write_text("a,b\n1,2\n3,4\n", encoding="utf-8")
+    result = await ReadFileTool(ws).run({"path": "t.csv", "offset": 4})
+    assert "Counted" not in result.text
+
+
+async def test_read_of_a_folder_lists_it_with_previews(ws: Workspace) -> None:
+    (ws.root / "supplier.txt").write_text("Greenleaf\nInvoice #4471 is due on 15 December.\n",
+                                          encoding="utf-8")
+    (ws.root / "blob.txt").write_bytes(b"\x00\x01binary")
+    result = await ReadFileTool(ws).run({"path": "."})
+    assert result.ok and "is a folder" in result.text
+    line = next(ln for ln in result.text.splitlines() if ln.startswith("supplier.txt"))
+    assert line.endswith("— Greenleaf Invoice #4471 is due on 15 December.")
+    blob = next(ln for ln in result.text.splitlines() if ln.startswith("blob.txt"))
+    assert "—" not in blob

@@ -108,3 +108,22 @@ async def test_user_edited_file_is_found_by_search() -> None:
 def test_creating_needs_confirmation_but_reading_does_not() -> None:
     assert {t.name: t.read_only for t in note_tools()} == {
         "note_create": False, "notes_find": True, "note_read": True}
+
+
+async def test_search_takes_a_question_and_plurals() -> None:
+    store = NoteStore()
+    store.create("Book list", "To read: Dune, Piranesi, The Hobbit.")
+    store.create("Parking", "The car is parked on level 3, spot B17.")
+    result = await NotesFindTool().run({"query": "Which books are on the book list?"})
+    assert result.text.startswith("1 note(s) matching")
+    assert "book-list: Book list" in result.text and "Parking" not in result.text
+    assert "— To read: Dune, Piranesi, The Hobbit." in result.text  # short body shown whole
+
+
+async def test_search_without_a_full_match_offers_the_closest() -> None:
+    store = NoteStore()
+    store.create("Wifi password", "The guest wifi password is sunflower42.")
+    store.create("Groceries", "milk, eggs")
+    result = await NotesFindTool().run({"query": "guest wifi code"})
+    assert result.text.startswith("No note has every word of 'guest wifi code'; the closest 1:")
+    assert "sunflower42" in result.text and "Groceries" not in result.text

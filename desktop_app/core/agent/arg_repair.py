@@ -2,7 +2,8 @@
 
 Measured on the bundled 0.5B model: it copies schema words into the arguments
 (``{"expression": "98765 / 43", "required": ["expression"]}``), writes numbers as strings
-(``"value": "26.2"``), gives one tag where a list is expected, or names an argument
+(``"value": "26.2"``), passes a property's own schema as its value
+(``{"query": {"type": "string", "description": "Words to look for"}}``), gives one tag where a list is expected, or names an argument
 slightly differently (``"expr"``). Each of these is fixed only when the result then
 validates against the tool's schema; anything else stays an error the model sees.
 """
@@ -50,7 +51,7 @@ def repair_arguments(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, 
     if not props:
         return dict(args)
     fixed = {key: _coerce(value, props[key]) if isinstance(props.get(key), dict) else value
-             for key, value in args.items()}
+             for key, value in args.items() if not _copied_schema(value, props.get(key))}
     unknown = [key for key in fixed if key not in props]
     missing = [key for key in schema.get("required", []) if key not in fixed]
     if len(missing) == 1 and len(unknown) >= 1:
@@ -67,6 +68,13 @@ def repair_arguments(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, 
         fixed = {key: value for key, value in fixed.items()
                  if key in props or not _schema_word(key)}
     return fixed
+
+
+def _copied_schema(value: Any, spec: Any) -> bool:
+    """``value`` is the property's schema copied in, not a value: it is then left out (an
+    optional argument simply goes missing; a required one stays an error)."""
+    return (isinstance(value, dict) and bool(value) and all(_schema_word(k) for k in value)
+            and "object" not in (_types(spec) if isinstance(spec, dict) else set()))
 
 
 def _schema_word(key: str) -> bool:

@@ -10,6 +10,7 @@ is the answer (SPEC §4). Interrupts are drained right after every assistant mes
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -52,8 +53,22 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _top_level_array(content: str) -> list[Any] | None:
+    """The reply's JSON array when the whole reply (or its one code fence) is one."""
+    text = content.strip()
+    if text.startswith("```"):
+        text = text.strip("`").partition("\n")[2].strip()
+    if not text.startswith("["):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
+
+
 def parse_action(content: str, reasoning_content: str | None = None, *,
-                 cut_off: bool = False) -> Action:
+                 cut_off: bool = False, tool_names: Collection[str] | None = None) -> Action:
     """The action in ``content``; the sentinel when there is none.
 
     Small models drift from the format, so common variants are accepted (``tool_name``,
@@ -61,7 +76,17 @@ def parse_action(content: str, reasoning_content: str | None = None, *,
     A reply that stopped by itself one ``}`` short is closed and used; one ``cut_off`` by
     the token limit is not (its last value is unfinished: a runaway "5700000…" answer), so
     it gets the reformat request instead.
+
+    Data is not an action: a JSON array of records is an answer, not its first record, and
+    without a ``type`` a ``name``/``action`` field names a tool only when it is one of
+    ``tool_names`` or arguments come with it (``{"name": "Alice", "age": 30}`` is a record
+    the user asked for, not a call to a tool "Alice").
     """
+    array = _top_level_array(content)
+    if array is not None and not (array and isinstance(array[0], dict)
+                                  and str(array[0].get("type", "")).lower() in _TOOL_TYPES):
+        return Action(kind="final_answer", answer=content.strip(),
+                      reasoning=(reasoning_content or "").strip())
     data = extract_json(content, close_truncated=not cut_off)
     fallback_reasoning = (reasoning_content or "").strip()
     if data is None:
@@ -73,7 +98,8 @@ def parse_action(content: str, reasoning_content: str | None = None, *,
         answer = next((data[k] for k in _ARG_KEYS if k in data), data.get("answer"))
         if answer is not None:
             return Action(kind="final_answer", answer=_text(answer), reasoning=reasoning)
-    elif kind in _TOOL_TYPES or (not kind and tool and "answer" not in data):
+    elif kind in _TOOL_TYPES or (not kind and tool and "answer" not in data
+                                 and _names_a_tool(data, tool, tool_names)):
         if tool:
             args = next((data[k] for k in _ARG_KEYS if k in data), None)
             return Action(kind="tool_call", tool=tool.strip(), args=args, reasoning=reasoning)
@@ -82,6 +108,15 @@ def parse_action(content: str, reasoning_content: str | None = None, *,
         if answer is not None:
             return Action(kind="final_answer", answer=_text(answer), reasoning=reasoning)
     return Action(kind="final_answer", answer=content.strip(), reasoning=UNPARSED_REASONING)
+
+
+def _names_a_tool(data: dict[str, Any], tool: str, tool_names: Collection[str] | None) -> bool:
+    """Without a ``type``: is this object a tool call rather than data with a name in it?"""
+    if any(isinstance(data.get(k), str) and data[k] for k in ("tool", "tool_name")):
+        return True  # only actions use these keys
+    if any(k in data for k in _ARG_KEYS):
+        return True
+    return tool_names is not None and tool.strip() in tool_names
 
 
 def action_schema(tool_names: list[str]) -> dict[str, Any]:
@@ -122,7 +157,8 @@ async def run_json(state: RunState) -> None:
         reply = result.message
         content = reply.content or ""
         action = parse_action(content, reply.reasoning_content,
-                              cut_off=result.finish_reason == "length")
+                              cut_off=result.finish_reason == "length",
+                              tool_names=state.registry.names())
         state.messages.append(ChatMessage.assistant(content,
                                                     reasoning_content=reply.reasoning_content))
         await state.emit(ThinkingDone(iteration=iteration, reasoning=action.reasoning))

@@ -6,6 +6,10 @@ local model nonetheless answered it with an SQL query (and a made-up owner for
 So, like attaching a file, the agent reads each named workspace file itself, as an
 ordinary ``read_file`` call the user sees as a tool card and the model sees as its own
 call and result. Names that are not files in the workspace are left alone.
+
+The same holds for "… in my notes": the model answered "the password is not in my notes"
+without looking, so a question that names the user's notes starts with a ``notes_find``
+for it (the search drops the question's small words).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from desktop_app.core.llm.types import ChatMessage, ToolCall
 #: A file name with an extension, optionally with folders: "expenses.csv", "notes/todo.md".
 _FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})(?![\w/])")
 _MAX_FILES = 3
+_MY_NOTES = re.compile(r"\bmy\s+notes?\b", re.IGNORECASE)
 
 
 def mentioned_files(text: str) -> list[str]:
@@ -46,12 +51,24 @@ async def read_mentioned_files(state: RunState) -> None:
             is_file = False  # outside, missing or unreadable: the model never hears of it
         if not is_file:
             continue
-        call_id = f"call_attach_{index}"
-        step = await state.executor.execute("read_file", {"path": name}, iteration=0,
-                                            call_id=call_id)
-        state.steps.append(step)
-        state.messages.append(ChatMessage.assistant("", tool_calls=[ToolCall(
-            id=call_id, name="read_file", arguments=json.dumps({"path": name}))]))
-        state.messages.append(ChatMessage.tool(step.observation if not step.error
-                                               else f"ERROR: {step.error}",
-                                               tool_call_id=call_id, name="read_file"))
+        await _run_first(state, "read_file", {"path": name}, f"call_attach_{index}")
+
+
+async def search_named_notes(state: RunState) -> None:
+    """Run ``notes_find`` for a question that says the answer is in the user's notes."""
+    if state.executor is None or "notes_find" not in state.registry:
+        return
+    if _MY_NOTES.search(state.query):
+        await _run_first(state, "notes_find", {"query": state.query}, "call_attach_notes")
+
+
+async def _run_first(state: RunState, tool: str, args: dict[str, object], call_id: str) -> None:
+    """Execute one call before the model's first turn, recorded as the model's own."""
+    assert state.executor is not None
+    step = await state.executor.execute(tool, args, iteration=0, call_id=call_id)
+    state.steps.append(step)
+    state.messages.append(ChatMessage.assistant("", tool_calls=[ToolCall(
+        id=call_id, name=tool, arguments=json.dumps(args))]))
+    state.messages.append(ChatMessage.tool(step.observation if not step.error
+                                           else f"ERROR: {step.error}",
+                                           tool_call_id=call_id, name=tool))

@@ -15,7 +15,7 @@ from desktop_app.core.agent.events import Phase
 from desktop_app.core.agent.guard import ContextGuardLike
 from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.agent.json_mode import Action, parse_action, run_json
-from desktop_app.core.agent.mentions import read_mentioned_files
+from desktop_app.core.agent.mentions import read_mentioned_files, search_named_notes
 from desktop_app.core.agent.native_mode import run_native
 from desktop_app.core.agent.prompts import (
     ANSWER_SYSTEM_PROMPT,
@@ -154,6 +154,7 @@ class ReActAgent:
             state.messages = self._initial_messages(query, history, state.registry, native)
             if native:
                 await read_mentioned_files(state)
+                await search_named_notes(state)
                 await self._run_native(state)
             else:
                 await self._run_json(state)

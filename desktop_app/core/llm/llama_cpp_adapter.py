@@ -40,7 +40,12 @@ from desktop_app.core.errors import (
     LLMProviderError,
 )
 from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
-from desktop_app.core.llm.llama_generation import GenerationStats, PromptRun, render_prefix
+from desktop_app.core.llm.llama_generation import (
+    GenerationStats,
+    PromptRun,
+    prompt_opens_think,
+    render_prefix,
+)
 from desktop_app.core.llm.llama_messages import (
     TEXT_ONLY_GRAMMAR,
     compact_tools,
@@ -50,6 +55,7 @@ from desktop_app.core.llm.llama_messages import (
     plain_message,
 )
 from desktop_app.core.llm.llama_worker import ModelWorker, ThreadToAsyncChannel
+from desktop_app.core.llm.think_splitter import ThinkSplitter
 from desktop_app.core.llm.tool_format import (
     ToolCallSniffer,
     ToolStyle,
@@ -307,6 +313,8 @@ class LlamaCppLLM(LLM):
         final: StreamChunk | None = None
         async with contextlib.aclosing(self._raw_stream(request)) as raw:
             async for chunk in raw:
+                if chunk.reasoning:
+                    yield StreamChunk(reasoning=chunk.reasoning)
                 if chunk.content:
                     visible = sniffer.feed(chunk.content)
                     if visible:
@@ -378,6 +386,7 @@ class LlamaCppLLM(LLM):
     ) -> LLMResult:
         """The whole answer; built on the stream so it is cancellable in the same way."""
         parts: list[str] = []
+        thinking: list[str] = []
         calls: list[ToolCall] = []
         usage = Usage()
         finish_reason: str | None = None
@@ -387,11 +396,14 @@ class LlamaCppLLM(LLM):
         async with contextlib.aclosing(stream):
             async for chunk in stream:
                 parts.append(chunk.content)
+                thinking.append(chunk.reasoning)
                 calls.extend(chunk.tool_calls)
                 if chunk.usage is not None:
                     usage = chunk.usage
                 finish_reason = chunk.finish_reason or finish_reason
-        return LLMResult(message=ChatMessage.assistant("".join(parts), tool_calls=calls),
+        reasoning = "".join(thinking) or None
+        return LLMResult(message=ChatMessage.assistant("".join(parts), tool_calls=calls,
+                                                       reasoning_content=reasoning),
                          usage=usage, finish_reason=finish_reason, model=self.model_id)
 
     def _prefix_tokens(self, llama: HookedLlama, request: dict[str, Any]) -> list[int] | None:
@@ -423,6 +435,9 @@ class LlamaCppLLM(LLM):
             llama.request_hook = run.hook
             try:
                 stream: Any = llama.create_chat_completion(**kwargs, stream=True)
+                # Reasoning models' <think> blocks are split off here, at the source, so
+                # neither the visible answer nor the tool-call parser ever sees them.
+                splitter: ThinkSplitter | None = None
                 try:
                     for chunk in stream:
                         choice = chunk["choices"][0]
@@ -430,11 +445,19 @@ class LlamaCppLLM(LLM):
                         if text:
                             if stats.time_to_first_token is None:
                                 stats.time_to_first_token = time.perf_counter() - started
-                            if not channel.put(StreamChunk(content=text)):
+                            if splitter is None:
+                                splitter = ThinkSplitter(inside=prompt_opens_think(llama,
+                                                                                   run.prompt))
+                            part = splitter.feed(text)
+                            if part and not channel.put(StreamChunk(content=part.content,
+                                                                    reasoning=part.reasoning)):
                                 cancel.set()  # the consumer's loop is gone
                         stats.finish_reason = choice.get("finish_reason") or stats.finish_reason
                         if cancel.is_set():
                             break
+                    rest = splitter.flush() if splitter is not None else None
+                    if rest:
+                        channel.put(StreamChunk(content=rest.content, reasoning=rest.reasoning))
                 finally:
                     stream.close()
             finally:

@@ -137,3 +137,12 @@ def render_prefix(llama: HookedLlama, system: dict[str, Any],
     # Tokenized like the chat handler does (the template adds any BOS itself).
     return list(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
+
+
+def prompt_opens_think(llama: Any, prompt: list[int]) -> bool:
+    """Whether the rendered prompt ends inside an opened ``<think>`` block (R1-distill and
+    Qwen3 templates do this), so the model's first words are reasoning."""
+    if not prompt:
+        return False
+    tail = llama.detokenize(prompt[-4:]).decode("utf-8", errors="ignore")
+    return tail.rstrip().endswith("<think>")

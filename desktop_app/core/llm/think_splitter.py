@@ -53,8 +53,11 @@ def _partial_suffix(text: str, tag: str) -> int:
 class ThinkSplitter:
     """Incremental ``<think>`` parser for one message; create a new one per message."""
 
-    def __init__(self) -> None:
-        self._state = _State.START
+    def __init__(self, *, inside: bool = False) -> None:
+        """``inside``: the prompt already opened the block (R1-distill and some Qwen3
+        templates end the generation prompt with ``<think>``), so the model's text starts
+        as reasoning and only a ``</think>`` ends it."""
+        self._state = _State.THINK_START if inside else _State.START
         self._pending = ""  # held back: a possible tag start, or whitespace we may drop
 
     @property
@@ -118,7 +121,7 @@ class ThinkSplitter:
         if self._state is _State.START:
             # "<thi" at the very end of a message is text, not a tag.
             return Split(content=pending)
-        if self._state is _State.THINK:
+        if self._state in (_State.THINK, _State.THINK_START):
             # An unclosed block: trailing whitespace is dropped, a partial "</thi" is reasoning.
             return Split(reasoning=pending.rstrip())
         return Split()

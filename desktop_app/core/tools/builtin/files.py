@@ -16,6 +16,7 @@ from typing import Any
 
 from desktop_app.core.errors import ToolArgumentError, ToolError
 from desktop_app.core.tools.base import Tool, ToolResult
+from desktop_app.core.tools.builtin.text_facts import file_facts
 from desktop_app.core.tools.sandbox import Workspace
 
 #: Characters of file text returned to the model per read (the rest is reachable by offset).
@@ -24,6 +25,10 @@ MAX_LIST_ENTRIES = 500
 MAX_SEARCH_HITS = 50
 #: Files larger than this are skipped by content search (they are rarely what one wants).
 MAX_SEARCH_FILE_BYTES = 1_000_000
+#: A plain listing of at most this many entries shows the start of each text file, so
+#: "which file mentions the invoice?" does not need a read per file.
+MAX_PREVIEW_ENTRIES = 40
+PREVIEW_CHARS = 90
 
 
 def _size(n: int) -> str:
@@ -76,10 +81,24 @@ class ListFilesTool(_WorkspaceTool):
             else:
                 stat = entry.stat()
                 when = datetime.fromtimestamp(stat.st_mtime).strftime("%Y-%m-%d %H:%M")
-                lines.append(f"{rel}  ({_size(stat.st_size)}, modified {when})")
+                line = f"{rel}  ({_size(stat.st_size)}, modified {when})"
+                if not recursive and len(lines) < MAX_PREVIEW_ENTRIES:
+                    line += self._preview(rel)
+                lines.append(line)
         shown = self.workspace.relative(base)
         return ToolResult(text=f"Contents of '{shown}':\n" + "\n".join(lines) if lines
                           else f"The folder '{shown}' is empty.")
+
+    def _preview(self, rel: str) -> str:
+        """' — first words…' of a text file; '' for binary or unreadable files."""
+        try:
+            data, more = self.workspace.read_bytes(rel, max_bytes=PREVIEW_CHARS * 2)
+        except (OSError, ToolError):
+            return ""
+        if not data or b"\x00" in data:
+            return ""
+        text = " ".join(data.decode("utf-8", errors="ignore").split())[:PREVIEW_CHARS]
+        return f" — {text}{'…' if more or len(text) == PREVIEW_CHARS else ''}"
 
 
 class ReadFileTool(_WorkspaceTool):
@@ -99,6 +118,12 @@ class ReadFileTool(_WorkspaceTool):
     }
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
+        if await asyncio.to_thread(self.workspace.resolve(args["path"]).is_dir):
+            # Small models read '.' to look around; the listing is what they wanted.
+            listing = await ListFilesTool(self.workspace).run({"path": args["path"]})
+            if not listing.ok:
+                return listing
+            return ToolResult(text=f"'{args['path']}' is a folder, not a file. {listing.text}")
         text, cut = await asyncio.to_thread(self.workspace.read_text, args["path"])
         offset = int(args.get("offset", 0))
         limit = int(args.get("max_chars", DEFAULT_READ_CHARS))
@@ -112,6 +137,8 @@ class ReadFileTool(_WorkspaceTool):
             note = (f"\n\n[Showing characters {offset}–{end} of "
                     f"{'more than ' if cut else ''}{len(text)}; call read_file with "
                     f"offset={end} for more.]")
+        elif not offset:
+            note = file_facts(args["path"], text)
         return ToolResult(text=part + note)
 
 

@@ -126,26 +126,74 @@ class NoteStore:
         return [parse_note(p.stem, p.read_text(encoding="utf-8", errors="replace")) for p in files]
 
     def search(self, query: str) -> list[Note]:
-        """Notes whose title, tags or body contain every word of ``query`` (case-insensitive)."""
-        words = query.lower().split()
-        hits = []
+        """Notes with every word of ``query`` (title, tags or body; case-insensitive, plural
+        or singular); when no note has them all, the notes that have the most of them.
+
+        People (and models) ask "which books are on my book list?", not "book list": the
+        question's small words are dropped and a near miss beats "no notes match".
+        """
+        words = search_words(query)
+        if not words:
+            return self.all()
+        scored: list[tuple[int, Note]] = []
         for note in self.all():
-            haystack = f"{note.title}\n{' '.join(note.tags)}\n{note.body}".lower()
-            if all(word in haystack for word in words):
-                hits.append(note)
-        return hits
+            score = _matched_words(note, words)
+            if score:
+                scored.append((score, note))
+        best = max((score for score, _ in scored), default=0)
+        if best == len(words):
+            return [note for score, note in scored if score == best]
+        return [note for _, note in sorted(scored, key=lambda pair: -pair[0])]
+
+
+#: Words that say nothing about which note is meant.
+_STOP_WORDS = frozenset("""
+a an the and or of in on at to for from with by is are was were be been it its this that
+these those what which who whom where when how why do does did i me my mine you your we our
+please can could would should will shall check look find search tell show give list note
+notes there here about any some all get got have has had
+""".split())  # noqa: SIM905 (a word list reads better as text)
+
+
+def search_words(query: str) -> list[str]:
+    """The words of ``query`` worth matching: lower case, no punctuation, no small words."""
+    words = re.findall(r"[\w'-]+", query.lower())
+    return list(dict.fromkeys(w.strip("'-") for w in words
+                              if w.strip("'-") and w.strip("'-") not in _STOP_WORDS))
+
+
+def _matched_words(note: Note, words: list[str]) -> int:
+    haystack = f"{note.title}\n{' '.join(note.tags)}\n{note.body}".lower()
+    return sum(1 for word in words if _stem(word) in haystack)
+
+
+def _stem(word: str) -> str:
+    """'books' → 'book', 'boxes' → 'box', 'glass' stays: enough to match plural to singular."""
+    if len(word) > 4 and word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+#: A note body up to this long is shown whole in search results (no second call needed).
+SHOW_WHOLE_BODY = 300
 
 
 def _line(note: Note, query: str = "") -> str:
     tags = f" [tags: {', '.join(note.tags)}]" if note.tags else ""
     when = f" ({note.created[:10]})" if note.created else ""
     snippet = ""
-    if query:
-        lower = note.body.lower()
-        pos = lower.find(query.lower().split()[0]) if query.split() else -1
+    body = " ".join(note.body.split())
+    if query and len(body) <= SHOW_WHOLE_BODY:
+        snippet = f" — {body}" if body else ""
+    elif query:
+        lower = body.lower()
+        positions = [lower.find(_stem(w)) for w in search_words(query)]
+        pos = min((p for p in positions if p >= 0), default=-1)
         if pos >= 0:
             start = max(0, pos - 40)
-            snippet = " — …" + " ".join(note.body[start: pos + 80].split()) + "…"
+            snippet = " — …" + body[start: pos + 120] + "…"
     return f"- {note.id}: {note.title}{when}{tags}{snippet}"
 
 
@@ -196,7 +244,12 @@ class NotesFindTool(Tool):
                               else "There are no notes yet.")
         shown = notes[:MAX_LISTED]
         more = f"\n(and {len(notes) - len(shown)} more)" if len(notes) > len(shown) else ""
-        head = f"{len(notes)} note(s) matching '{query}':" if query else f"{len(notes)} note(s):"
+        if query and _matched_words(notes[0], search_words(query)) < len(search_words(query)):
+            head = f"No note has every word of '{query}'; the closest {len(notes)}:"
+        elif query:
+            head = f"{len(notes)} note(s) matching '{query}':"
+        else:
+            head = f"{len(notes)} note(s):"
         return ToolResult(text=head + "\n" + "\n".join(_line(n, query) for n in shown) + more)
 
 
