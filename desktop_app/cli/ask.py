@@ -19,6 +19,7 @@ from desktop_app.core.agent import (
     Compact,
     Done,
     ErrorEvent,
+    Notice,
     Event,
     Inject,
     IterationDone,
@@ -104,6 +105,8 @@ class TerminalPrinter:
             self._note(f"· interrupt: {event.content}")
         elif isinstance(event, ErrorEvent):
             self._note(f"error: {event.message}")
+        elif isinstance(event, Notice):
+            self._note(f"note: {event.message}")
         elif isinstance(event, Done):
             if self.answer_started:
                 self.out.write("\n")

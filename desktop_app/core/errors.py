@@ -87,6 +87,11 @@ class LLMProviderError(LLMError):
     """Any other error reported by the provider."""
 
 
+class ToolCallsUnsupportedError(LLMProviderError):
+    """The server refused a request because it offered tools (many Ollama and LM Studio
+    models, llama.cpp's server without ``--jinja``, vLLM without a tool parser)."""
+
+
 class ModelFileError(LLMError):
     """A local model file is missing, unreadable, corrupt or not a GGUF file."""
 

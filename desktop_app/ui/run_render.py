@@ -40,6 +40,7 @@ def apply_event(turn: AssistantTurn, event: Event,  # noqa: C901 - one branch pe
         Done,
         ErrorEvent,
         Inject,
+        Notice,
         IterationDone,
         IterationStart,
         Phase,
@@ -94,6 +95,8 @@ def apply_event(turn: AssistantTurn, event: Event,  # noqa: C901 - one branch pe
         turn.mark_interrupt_delivered(event.content)
     elif isinstance(event, ErrorEvent):
         turn.add_error(event.message)
+    elif isinstance(event, Notice):
+        turn.add_divider(event.message)
     elif isinstance(event, Confirm):
         turn.thinking.start(f"Waiting for your permission to run {event.tool_name}")
     elif isinstance(event, DagPlan):

@@ -132,6 +132,14 @@ class ErrorEvent(Event):
     kind: str = "error"
 
 
+class Notice(Event):
+    """Something the user should know that is not a failure (the run goes on), e.g. that a
+    model refused tool definitions and now uses JSON mode."""
+
+    channel: ClassVar[str] = "notice"
+    message: str
+
+
 class Done(Event):
     channel: ClassVar[str] = "done"
     answer: str

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
-from desktop_app.core.agent.events import Phase
+from desktop_app.core.agent.events import Notice, Phase
 from desktop_app.core.agent.guard import ContextGuardLike
 from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.agent.json_mode import Action, parse_action, run_json
@@ -38,6 +38,7 @@ from desktop_app.core.agent.synthesis import (
     max_iterations_summary,
 )
 from desktop_app.core.agent.tool_exec import Confirmer, ToolExecutor
+from desktop_app.core.errors import ToolCallsUnsupportedError
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.tools.base import Tool, ToolRegistry
@@ -155,7 +156,16 @@ class ReActAgent:
             if native:
                 await read_mentioned_files(state)
                 await search_named_notes(state)
-                await self._run_native(state)
+                try:
+                    await self._run_native(state)
+                except ToolCallsUnsupportedError as exc:
+                    # The adapter has turned tool calling off for this model (and the app
+                    # remembers it), so this notice comes once; this run goes on in JSON mode.
+                    await state.emit(Notice(message=f"{exc.message} {exc.hint or ''}".strip()))
+                    state.mode = "json"
+                    state.messages = self._initial_messages(query, history, state.registry,
+                                                            native=False)
+                    await self._run_json(state)
             else:
                 await self._run_json(state)
             if state.stop_reason == "max_iterations":

@@ -59,7 +59,21 @@ def _endpoint_factory(cfg: EndpointModelConfig) -> LLM:
         base_url=cfg.base_url, model=cfg.model, api_key=get_api_key(cfg.api_key_ref, cfg.api_key_env),
         name=cfg.name, context_size=cfg.context_size, timeout=cfg.timeout,
         abilities=make_abilities(tool_call=cfg.tool_call, json_mode=cfg.json_mode, streaming=True,
-                                 thinking=cfg.thinking, vision=cfg.vision))
+                                 thinking=cfg.thinking, vision=cfg.vision),
+        on_tools_rejected=lambda: remember_no_tool_calls(cfg.name))
+
+
+def remember_no_tool_calls(endpoint_name: str) -> None:
+    """Untick tool calling for ``endpoint_name`` in the saved settings (the server refused
+    tool definitions), so the next start uses JSON mode from the first request."""
+    from desktop_app.core.store.settings import load_settings, save_settings
+
+    settings = load_settings()
+    for endpoint in settings.endpoints:
+        if endpoint.name == endpoint_name and endpoint.tool_call:
+            endpoint.tool_call = False
+            save_settings(settings)
+            return
 
 
 def build_registry(settings: Settings) -> ModelRegistry:

@@ -10,14 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import openai
 
-from desktop_app.core.errors import LLMError, LLMModelNotFoundError, LLMProviderError
+from desktop_app.core.errors import (
+    LLMError,
+    LLMModelNotFoundError,
+    LLMProviderError,
+    ToolCallsUnsupportedError,
+)
 from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
-from desktop_app.core.llm.openai_errors import convert_error, mentions_parameter, server_message
+from desktop_app.core.llm.openai_errors import (
+    convert_error,
+    mentions_parameter,
+    rejects_tools,
+    server_message,
+)
 from desktop_app.core.llm.openai_stream import StreamAccumulator, parse_completion
 from desktop_app.core.llm.types import ChatMessage, LLMResult, StreamChunk, make_abilities
 
@@ -46,7 +56,10 @@ class OpenAICompatibleLLM(LLM):
         timeout: float = 120.0,
         abilities: dict[str, bool] | None = None,
         max_retries: int = 1,
+        on_tools_rejected: Callable[[], None] | None = None,
     ) -> None:
+        """``on_tools_rejected`` is called once when the server refuses tool definitions
+        (the app remembers it in the model's settings)."""
         self.base_url = base_url.strip().rstrip("/")
         self.model = model
         self.name = name or model
@@ -62,6 +75,7 @@ class OpenAICompatibleLLM(LLM):
         self._send_stream_options = True
         self._send_temperature = True
         self._max_tokens_key = "max_tokens"
+        self._on_tools_rejected = on_tools_rejected
 
     @property
     def _client(self) -> openai.AsyncOpenAI:
@@ -155,6 +169,21 @@ class OpenAICompatibleLLM(LLM):
                  self._redact(server_message(exc)))
         return True
 
+    def _tools_rejected(self, exc: openai.APIError) -> ToolCallsUnsupportedError:
+        """Turn tool calling off for this model (the agent then uses JSON mode) and say so."""
+        if self._abilities.get("tool_call"):
+            self._abilities["tool_call"] = False
+            if self._on_tools_rejected is not None:
+                try:
+                    self._on_tools_rejected()
+                except Exception:  # remembering is a convenience; the run goes on
+                    log.warning("could not save that %s rejects tools", self.name,
+                                exc_info=True)
+        return ToolCallsUnsupportedError(
+            f"Model '{self.name}' does not accept tool definitions "
+            f"({self._redact(server_message(exc))}).",
+            hint="It now uses tools through JSON replies instead.")
+
     def _redact(self, text: str) -> str:
         # Some servers echo the key they rejected; it must never reach a log or the UI.
         return text.replace(self._secret, "***") if self._secret else text
@@ -176,6 +205,8 @@ class OpenAICompatibleLLM(LLM):
             except openai.APIError as exc:
                 if self._adapt_to_rejection(kwargs, exc):
                     continue
+                if "tools" in kwargs and rejects_tools(exc):
+                    raise self._tools_rejected(exc) from exc
                 raise self._convert(exc) from exc
             except openai.OpenAIError as exc:  # SDK-side failures that carry no response
                 raise self._convert(exc) from exc

@@ -82,6 +82,23 @@ def mentions_parameter(exc: openai.APIError, name: str) -> bool:
     return exc.param == name or name in f"{exc.message} {server_message(exc)}"
 
 
+#: Phrases servers use when a model or server cannot take ``tools`` (lower case).
+_TOOLS_REJECTED = ("does not support tools", "doesn't support tools", "tools are not supported",
+                   "tool calling is not supported", "tools param requires --jinja",
+                   "enable-auto-tool-choice", "does not support function calling",
+                   "function calling is not supported", "tools is not supported",
+                   "tool use is not supported")
+
+
+def rejects_tools(exc: openai.APIError) -> bool:
+    """True if a 4xx/500 rejection says the model or server cannot take tool definitions."""
+    status = getattr(exc, "status_code", None)
+    if status is None or status in (401, 403, 404, 429) or not 400 <= status <= 500:
+        return False
+    text = f"{exc.message} {server_message(exc)}".lower()
+    return any(phrase in text for phrase in _TOOLS_REJECTED)
+
+
 def convert_error(exc: BaseException, *, base_url: str, model: str) -> LLMError:
     """The project error for ``exc``; the caller raises it ``from exc``."""
     where = f"the server at {base_url}"
