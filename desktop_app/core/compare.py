@@ -19,7 +19,7 @@ from desktop_app.core.agent.events import AnswerDelta, Event, IterationStart
 from desktop_app.core.agent.react import ReActAgent
 from desktop_app.core.agent.runner import drive_run
 from desktop_app.core.llm.base import LLM
-from desktop_app.core.llm.types import Usage
+from desktop_app.core.llm.types import RunMetrics, Usage
 
 
 @dataclass
@@ -44,13 +44,17 @@ class CompareRow:
     tool_calls: int = 0
     iterations: int = 0
     error: str | None = None
+    #: The model's own reading and writing speed, measured per call (``agent/metrics``).
+    metrics: RunMetrics = field(default_factory=RunMetrics)
 
     @property
     def tokens_per_second(self) -> float | None:
-        """Completion tokens per second over the whole run (tool loop and answer)."""
-        if not self.usage.completion_tokens or self.elapsed <= 0:
-            return None
-        return self.usage.completion_tokens / self.elapsed
+        """Output tokens per second while the model was writing (not over tool time)."""
+        return self.metrics.output_tps
+
+    @property
+    def prompt_tokens_per_second(self) -> float | None:
+        return self.metrics.prompt_tps
 
 
 AgentFactory = Callable[[LLM], ReActAgent]
@@ -77,6 +81,7 @@ async def run_one(target: CompareTarget, prompt: str, make_agent: AgentFactory,
     row.usage = outcome.usage
     row.iterations = outcome.iterations
     row.error = outcome.error
+    row.metrics = outcome.done.metrics or RunMetrics()
     return row
 
 
@@ -98,15 +103,17 @@ async def compare_models(prompt: str, targets: Sequence[CompareTarget], make_age
 
 def format_table(rows: Sequence[CompareRow]) -> str:
     """A plain-text table of the measurements (answers follow it, one per model)."""
-    header = ("model", "first token", "total", "tokens in/out", "tok/s", "tools", "status")
+    header = ("model", "first token", "total", "tokens in/out", "prompt tok/s", "output tok/s",
+              "tools", "status")
     lines = [header]
     for r in rows:
-        tps = r.tokens_per_second
+        tps, prompt_tps = r.tokens_per_second, r.prompt_tokens_per_second
         lines.append((
             r.name,
             f"{r.ttft:.2f} s" if r.ttft is not None else "–",
             f"{r.elapsed:.2f} s",
             f"{r.usage.prompt_tokens}/{r.usage.completion_tokens}",
+            f"{prompt_tps:.0f}" if prompt_tps is not None else "–",
             f"{tps:.1f}" if tps is not None else "–",
             str(r.tool_calls),
             "error" if r.error else "ok",

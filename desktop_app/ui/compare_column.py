@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.llm.types import Usage
+from desktop_app.core.llm.types import RunMetrics, Usage
 from desktop_app.ui.message_widgets import AssistantTurn
 from desktop_app.ui.model_picker import ElidedLabel
 from desktop_app.ui.run_render import apply_event
@@ -42,12 +42,13 @@ _STATUS_TIPS = {"waiting": "Local models run one after another: this one waits f
                 "stopped": "Stopped with the Stop button; what was written so far stays."}
 
 #: The metrics strip, in display order: key → label.
-METRICS = (("ttft", "First token"), ("tps", "Tokens/s"), ("total", "Total time"),
-           ("tokens", "Tokens in/out"), ("tools", "Tool calls"), ("status", "Status"))
+METRICS = (("ttft", "First token"), ("tps", "Output tok/s"), ("prompt_tps", "Prompt tok/s"),
+           ("total", "Total time"), ("tokens", "Tokens in/out"), ("tools", "Tool calls"),
+           ("status", "Status"))
 
 
 class MetricsStrip(QFrame):
-    """Label/value pairs in two rows of three; values update as the run goes."""
+    """Label/value pairs in two rows of four; values update as the run goes."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,7 +59,7 @@ class MetricsStrip(QFrame):
         grid.setVerticalSpacing(0)
         self.values: dict[str, ElidedLabel] = {}
         for index, (key, label) in enumerate(METRICS):
-            row, col = divmod(index, 3)
+            row, col = divmod(index, 4)
             caption = QLabel(label)
             caption.setObjectName("Muted")
             # Elided, not clipped, when a column is narrow; the tooltip has the full value.
@@ -68,7 +69,7 @@ class MetricsStrip(QFrame):
             grid.addWidget(caption, row * 2, col)
             grid.addWidget(value, row * 2 + 1, col)
             self.values[key] = value
-        for col in range(3):
+        for col in range(4):
             grid.setColumnStretch(col, 1)
 
     def set(self, key: str, text: str, tooltip: str = "") -> None:
@@ -190,7 +191,7 @@ class CompareColumn(QFrame):
         if isinstance(event, Done):
             self.turn.footer.hide()  # the metrics strip above says it all
             self.turn.action_row.setVisible(bool(self.answer_text().strip()))  # Copy what?
-            self._show_done(event.elapsed, event.usage)
+            self._show_done(event.elapsed, event.usage, event.metrics)
             if event.cancelled:
                 self._clock.stop()
                 self.set_status("stopped")
@@ -207,15 +208,18 @@ class CompareColumn(QFrame):
         self.metrics.set("ttft", f"{row.ttft:.2f} s" if row.ttft is not None else "–")
         self.tool_calls = row.tool_calls
         self.metrics.set("tools", str(row.tool_calls))
-        self._show_done(row.elapsed, row.usage)
+        self._show_done(row.elapsed, row.usage, row.metrics)
         if row.error and self.status != "error":
             self.fail(row.error)
 
-    def _show_done(self, elapsed: float, usage: Usage) -> None:
+    def _show_done(self, elapsed: float, usage: Usage, metrics: RunMetrics | None) -> None:
         self.metrics.set("total", f"{elapsed:.2f} s")
         self.metrics.set("tokens", f"{usage.prompt_tokens:,} / {usage.completion_tokens:,}")
-        tps = usage.completion_tokens / elapsed if usage.completion_tokens and elapsed > 0 else None
+        # The model's own speeds (per call), not tokens over the run's whole time.
+        tps = metrics.output_tps if metrics else None
+        prompt_tps = metrics.prompt_tps if metrics else None
         self.metrics.set("tps", f"{tps:.1f}" if tps is not None else "–")
+        self.metrics.set("prompt_tps", f"{prompt_tps:,.0f}" if prompt_tps is not None else "–")
         self.metrics.set("tools", str(self.tool_calls))
 
     def _tick(self) -> None:

@@ -20,9 +20,14 @@ Builder = Callable[[], list[QWidget]]
 
 def stored_footer(message: Message) -> str:
     usage = Usage.of(message.prompt_tokens or 0, message.completion_tokens or 0)
-    text = format_footer(model=message.model, iterations=max(1, len(message.steps)),
-                         usage=usage, elapsed=message.timings.elapsed or 0.0,
-                         cancelled=message.status == "interrupted")
+    timings = message.timings
+    iterations = timings.iterations if timings.iterations is not None else max(
+        1, len({step.iteration for step in message.steps}))  # saved before iterations were
+    text = format_footer(model=message.model, iterations=iterations,
+                         usage=usage, elapsed=timings.elapsed or 0.0,
+                         cancelled=message.status == "interrupted", ttft=timings.ttft,
+                         prompt_tps=timings.prompt_tokens_per_second,
+                         output_tps=timings.tokens_per_second)
     return text
 
 

@@ -24,14 +24,24 @@ from desktop_app.ui.tool_card import ToolCard
 
 
 def format_footer(*, model: str | None, iterations: int, usage: Usage, elapsed: float,
-                  cancelled: bool = False) -> str:
-    """``model · 2 iterations · 812 in / 64 out tokens · 3.1 s · 20.6 tok/s``."""
+                  cancelled: bool = False, ttft: float | None = None,
+                  prompt_tps: float | None = None, output_tps: float | None = None) -> str:
+    """``model · 2 iterations · 812 in / 64 out tokens · first word 1.2 s · 3.1 s ·
+    prompt 410 tok/s · output 20.6 tok/s``.
+
+    The speeds are the model's own, measured per call (``core/agent/metrics.py``): output
+    tokens over the whole run's time (tools included) was neither number.
+    """
     parts = [model or "model"]
     parts.append(f"{iterations} iteration{'s' if iterations != 1 else ''}")
     parts.append(f"{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens")
+    if ttft is not None:
+        parts.append(f"first word {ttft:.1f} s")
     parts.append(f"{elapsed:.1f} s")
-    if elapsed > 0 and usage.completion_tokens:
-        parts.append(f"{usage.completion_tokens / elapsed:.1f} tok/s")
+    if prompt_tps:
+        parts.append(f"prompt {prompt_tps:,.0f} tok/s")
+    if output_tps:
+        parts.append(f"output {output_tps:.1f} tok/s")
     if cancelled:
         parts.append("stopped")
     # Non-breaking spaces inside a part, and word joiners around slashes (Qt breaks lines

@@ -122,7 +122,11 @@ def apply_event(turn: AssistantTurn, event: Event,  # noqa: C901 - one branch pe
         for note in turn.interrupts:
             if not note.delivered and not event.cancelled:
                 note.mark_delivered()
+        metrics = event.metrics
         turn.finish(format_footer(model=event.model, iterations=event.iterations,
                                   usage=event.usage, elapsed=event.elapsed,
-                                  cancelled=event.cancelled),
+                                  cancelled=event.cancelled,
+                                  ttft=metrics.ttft if metrics else None,
+                                  prompt_tps=metrics.prompt_tps if metrics else None,
+                                  output_tps=metrics.output_tps if metrics else None),
                     event.answer)

@@ -50,6 +50,10 @@ def test_a_whole_run_is_recorded(db_path: Path) -> None:
         assert answer.reasoning and "need data" in answer.reasoning
         assert answer.completion_tokens and answer.prompt_tokens
         assert answer.timings.elapsed is not None
+        # What the live footer said is what a reopened conversation says.
+        assert answer.timings.iterations == 2
+        assert answer.timings.tokens_per_second is not None  # the synthesis streamed
+        assert answer.timings.prompt_tokens_per_second is not None
         [step] = answer.steps
         assert (step.tool, step.args, step.error) == ("forecast", {"city": "Rome"}, None)
         assert step.observation.startswith("Rome: 21 C")  # + the engine's artifact summary

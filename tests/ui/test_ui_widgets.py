@@ -11,7 +11,7 @@ from ui_helpers import make_window, wait_for
 
 from desktop_app.core.agent.events import Compact, Done, ThinkingStart
 from desktop_app.core.llm.testing import ScriptedLLM, json_final
-from desktop_app.core.llm.types import Usage
+from desktop_app.core.llm.types import RunMetrics, Usage
 from desktop_app.ui.composer import Composer
 from desktop_app.ui.message_widgets import AssistantTurn
 from desktop_app.ui.run_render import apply_event
@@ -59,8 +59,20 @@ def test_compact_event_shows_a_divider_and_done_the_footer(qtbot) -> None:
                            elapsed=4.0, model="m1"))
     assert "Context summarised: 40 → 9 messages" in turn.dividers[0].text()
     footer = turn.footer.text().replace("\u00a0", " ").replace("\u2060", "")
-    assert footer == "m1  ·  3 iterations  ·  1,200 in / 80 out tokens  ·  4.0 s  ·  20.0 tok/s"
+    # No speeds measured (no streamed call): no made-up tok/s from the run's whole time.
+    assert footer == "m1  ·  3 iterations  ·  1,200 in / 80 out tokens  ·  4.0 s"
     assert turn.answer_text() == "short" and not turn.thinking.active
+
+
+def test_the_footer_shows_first_word_prompt_and_output_speed_separately(qtbot) -> None:
+    turn = AssistantTurn()
+    qtbot.addWidget(turn)
+    metrics = RunMetrics(ttft=1.24, prompt_tps=412.3, output_tps=21.37)
+    apply_event(turn, Done(answer="x", iterations=2, usage=Usage.of(900, 60), elapsed=6.0,
+                           model="m1", metrics=metrics))
+    footer = turn.footer.text().replace("\u00a0", " ").replace("\u2060", "")
+    assert footer == ("m1  ·  2 iterations  ·  900 in / 60 out tokens  ·  first word 1.2 s  ·  "
+                      "6.0 s  ·  prompt 412 tok/s  ·  output 21.4 tok/s")
 
 
 class SlowLoadingLLM(ScriptedLLM):
@@ -249,7 +261,8 @@ def test_artifacts_button_counts_and_new_chat_clears(qtbot, loop) -> None:
 def test_footer_never_breaks_inside_a_figure() -> None:
     from desktop_app.ui.message_widgets import format_footer
 
-    text = format_footer(model="m", iterations=1, usage=Usage.of(10, 20), elapsed=1.0)
+    text = format_footer(model="m", iterations=1, usage=Usage.of(10, 20), elapsed=1.0,
+                         ttft=0.5, prompt_tps=300.0, output_tps=20.0)
     parts = text.split("  ·  ")
     # No ordinary space or bare slash inside a part: Qt may only wrap between parts.
     assert all(" " not in part for part in parts)

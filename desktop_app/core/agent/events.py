@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from desktop_app.core.llm.types import Usage
+from desktop_app.core.llm.types import RunMetrics, Usage
 from desktop_app.core.tools.base import Artifact
 
 
@@ -149,6 +149,8 @@ class Done(Event):
     model: str | None = None
     error: str | None = None
     cancelled: bool = False
+    #: Time to the first answer word, prompt and output speed (see ``agent/metrics.py``).
+    metrics: RunMetrics | None = None
 
 
 def encode_sse(event: Event) -> str:

@@ -16,6 +16,7 @@ from desktop_app.core.agent.guard import ContextGuardLike
 from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.agent.json_mode import Action, parse_action, run_json
 from desktop_app.core.agent.mentions import read_mentioned_files, search_named_notes
+from desktop_app.core.agent.metrics import timed
 from desktop_app.core.agent.native_mode import run_native
 from desktop_app.core.agent.prompts import (
     ANSWER_SYSTEM_PROMPT,
@@ -229,10 +230,10 @@ class ReActAgent:
                                                  self.synthesis_system_prompt,
                                                  self.synthesis_max_tokens)
         usage = None
-        stream = self._llm.stream_chat(messages, tools=tools,
-                                       tool_choice="none" if tools else None,
-                                       temperature=self.temperature,
-                                       max_tokens=self.synthesis_max_tokens)
+        stream = timed(self._llm.stream_chat(messages, tools=tools,
+                                             tool_choice="none" if tools else None,
+                                             temperature=self.temperature,
+                                             max_tokens=self.synthesis_max_tokens))
         try:
             async for chunk in stream:
                 if chunk.usage is not None:

@@ -32,6 +32,7 @@ from desktop_app.core.agent.events import (
     Inject,
 )
 from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
+from desktop_app.core.agent.metrics import CallTiming, collect_call_timings, summarize
 from desktop_app.core.agent.react import ReActAgent
 from desktop_app.core.agent.result import AgentResult, draft_from_steps, partial_result
 from desktop_app.core.errors import DesktopAppError
@@ -102,7 +103,15 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
         if inspect.isawaitable(outcome):
             await outcome
 
+    with collect_call_timings() as calls:
+        return await _drive(agent, query, send, history, interrupt_queue, calls)
+
+
+async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
+                 history: Sequence[ChatMessage], interrupt_queue: InterruptQueue | None,
+                 calls: list[CallTiming]) -> RunOutcome:
     started = time.perf_counter()
+    first_answer_at: float | None = None
     deltas: list[str] = []
     result: AgentResult | None = None
 
@@ -114,7 +123,16 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
         return Done(answer="".join(deltas), iterations=source.iterations if source else 0,
                     usage=source.usage if source else Usage(),
                     elapsed=round(time.perf_counter() - started, 4),
-                    model=agent.llm.model_id, **extra)
+                    model=agent.llm.model_id,
+                    metrics=summarize(calls, started=started, first_answer_at=first_answer_at),
+                    **extra)
+
+    async def answer_delta(text: str) -> None:
+        nonlocal first_answer_at
+        if first_answer_at is None and text.strip():
+            first_answer_at = time.perf_counter()
+        deltas.append(text)
+        await send(AnswerDelta(content=text))
 
     answer_started = False
 
@@ -127,8 +145,7 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
     async def live_answer(text: str) -> None:
         # The loop streams a direct answer as it is generated (no second generation).
         await start_answer()
-        deltas.append(text)
-        await send(AnswerDelta(content=text))
+        await answer_delta(text)
 
     try:
         result = await agent.run(query, history=history, interrupt_queue=interrupt_queue,
@@ -157,8 +174,7 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
                     delta, separator = separator + delta.lstrip(), ""
                 elif separator:
                     continue
-                deltas.append(delta)
-                await send(AnswerDelta(content=delta))
+                await answer_delta(delta)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -174,8 +190,7 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
             extra = _fallback_text(result.answer or draft_from_steps(result.steps),
                                    "".join(deltas))
             if extra:
-                deltas.append(extra)
-                await send(AnswerDelta(content=extra))
+                await answer_delta(extra)
         await send(AnswerDone())
         if not "".join(deltas).strip():
             # Never report an empty answer as a success.

@@ -21,6 +21,7 @@ from desktop_app.core.agent.events import (
 )
 from desktop_app.core.agent.guard import ContextGuardLike
 from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
+from desktop_app.core.agent.metrics import timed
 from desktop_app.core.agent.result import AgentResult, StepRecord, StopReason
 from desktop_app.core.agent.tool_exec import ToolExecutor
 from desktop_app.core.errors import ContextOverflowError
@@ -180,8 +181,9 @@ class RunState:
         calls: list[ToolCall] = []
         usage: Usage | None = None
         cut_short = False
-        stream = self.llm.stream_chat(self.messages, tools=tools, tool_choice=tool_choice,
-                                      temperature=self.temperature, max_tokens=self.max_tokens)
+        stream = timed(self.llm.stream_chat(self.messages, tools=tools, tool_choice=tool_choice,
+                                            temperature=self.temperature,
+                                            max_tokens=self.max_tokens))
         agen: AsyncGenerator[StreamChunk, None] = stream  # type: ignore[assignment]
         async with contextlib.aclosing(agen):
             async for chunk in agen:

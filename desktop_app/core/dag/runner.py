@@ -27,6 +27,7 @@ from desktop_app.core.agent.events import (
     Phase,
 )
 from desktop_app.core.agent.interrupts import InterruptQueue
+from desktop_app.core.agent.metrics import CallTiming, collect_call_timings, summarize
 from desktop_app.core.dag.analyzer import Analysis, PlanAnalyzer
 from desktop_app.core.dag.events import DagAnalysis, DagPlan, DagReplan, PlannedStep
 from desktop_app.core.dag.executor import DAGExecutor, emit_to
@@ -107,6 +108,9 @@ class DagRunner:
         self._stop_requested = False
         self._current: asyncio.Future[Any] | None = None
         self._streamed = ""
+        # The run's streamed calls and (start, first answer word), for Done.metrics.
+        self._calls: list[CallTiming] = []
+        self._clock: tuple[float, float | None] = (0.0, None)
         self._queue: InterruptQueue | None = None
         self._interrupts: list[str] = []
 
@@ -168,11 +172,17 @@ class DagRunner:
         self._interrupts = []
         self._executor.reset()
         started = time.monotonic()
+        self._clock = (time.perf_counter(), None)
         result = DagResult(answer="", model=self.model_name)
 
         async def emit(event: Event) -> None:
             await emit_to(on_event, event)
 
+        with collect_call_timings() as self._calls:
+            return await self._run_timed(goal, history, result, emit, started)
+
+    async def _run_timed(self, goal: str, history: Sequence[ChatMessage], result: DagResult,
+                         emit: Any, started: float) -> DagResult:
         try:
             await self._run(goal, history, result, emit)
         except _Stopped:
@@ -198,9 +208,12 @@ class DagRunner:
         result.iterations = sum(r.execution.iterations for r in result.rounds
                                 if r.execution is not None)
         result.elapsed = time.monotonic() - started
+        began, first_answer_at = self._clock
         await emit(Done(answer=result.answer, iterations=result.iterations, usage=result.usage,
                         elapsed=round(result.elapsed, 3), model=result.model,
-                        error=result.error, cancelled=result.cancelled))
+                        error=result.error, cancelled=result.cancelled,
+                        metrics=summarize(self._calls, started=began,
+                                          first_answer_at=first_answer_at)))
 
     async def _run(self, goal: str, history: Sequence[ChatMessage], result: DagResult,
                    emit: Any) -> None:
@@ -258,6 +271,8 @@ class DagRunner:
         draft = result.rounds[-1].analysis.final_answer if result.rounds[-1].analysis else ""
 
         async def delta(text: str) -> None:
+            if self._clock[1] is None and text.strip():
+                self._clock = (self._clock[0], time.perf_counter())
             self._streamed += text
             await emit(AnswerDelta(content=text))
 

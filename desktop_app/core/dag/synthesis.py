@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from desktop_app.core.agent.metrics import timed
 from desktop_app.core.dag.results import ExecutionResult
 from desktop_app.core.llm.types import ChatMessage, Usage
 
@@ -77,7 +78,7 @@ async def stream_synthesis(llm: LLM, messages: list[ChatMessage],
     text = ""
     usage = Usage()
     try:
-        async for chunk in llm.stream_chat(messages, max_tokens=max_tokens):
+        async for chunk in timed(llm.stream_chat(messages, max_tokens=max_tokens)):
             if chunk.content:
                 text += chunk.content
                 await on_delta(chunk.content)

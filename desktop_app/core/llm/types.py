@@ -112,6 +112,18 @@ class Usage(BaseModel):
                    total_tokens=prompt_tokens + completion_tokens)
 
 
+class RunMetrics(BaseModel):
+    """How fast a run answered (measured in ``core/agent/metrics.py``); None where nothing
+    was measured."""
+
+    #: Seconds from the start of the run to the first visible answer text.
+    ttft: float | None = None
+    #: Prompt tokens per second of reading (streamed calls; includes network latency).
+    prompt_tps: float | None = None
+    #: Output tokens per second of writing (streamed calls, after their first chunk).
+    output_tps: float | None = None
+
+
 class LLMResult(BaseModel):
     """The answer of one non-streaming ``chat()`` call."""
 

@@ -250,7 +250,9 @@ class ConversationStore(ItemsMixin, EvalsMixin):
                     error: str | None = None, pinned: bool = False,
                     tool_calls: list[dict[str, Any]] | None = None,
                     tool_call_id: str | None = None, name: str | None = None,
-                    created_at: float | None = None) -> Message:
+                    created_at: float | None = None,
+                    prompt_tokens_per_second: float | None = None,
+                    iterations: int | None = None) -> Message:
         """Append a message (committed before this returns) and bump the conversation."""
         import json
 
@@ -259,11 +261,11 @@ class ConversationStore(ItemsMixin, EvalsMixin):
             with self.transaction() as conn:
                 cur = conn.execute(
                     f"INSERT INTO messages ({rows.MESSAGE_COLUMNS.replace('id, ', '', 1)}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"VALUES ({', '.join('?' * 19)})",
                     (conversation_id, role, content, now, status, reasoning, model,
                      prompt_tokens, completion_tokens, ttft, elapsed, tokens_per_second, error,
                      int(pinned), json.dumps(tool_calls) if tool_calls else None,
-                     tool_call_id, name))
+                     tool_call_id, name, prompt_tokens_per_second, iterations))
                 message_id = int(cur.lastrowid or 0)
                 conn.execute("UPDATE conversations SET updated_at = MAX(updated_at, ?) "
                              "WHERE id = ?", (now, conversation_id))
@@ -286,7 +288,8 @@ class ConversationStore(ItemsMixin, EvalsMixin):
     def update_message(self, message_id: int, **fields: Any) -> None:
         """Change columns of one message (``content``, ``status``, usage, timings...)."""
         allowed = {"content", "reasoning", "status", "model", "prompt_tokens",
-                   "completion_tokens", "ttft", "elapsed", "tokens_per_second", "error"}
+                   "completion_tokens", "ttft", "elapsed", "tokens_per_second", "error",
+                   "prompt_tokens_per_second", "iterations"}
         unknown = set(fields) - allowed
         if unknown:
             raise ValueError(f"cannot update message fields {sorted(unknown)}")

@@ -80,7 +80,9 @@ def conversation_to_dict(detail: ConversationDetail) -> dict[str, Any]:
             "usage": {"prompt_tokens": m.prompt_tokens,
                       "completion_tokens": m.completion_tokens},
             "timings": {"ttft": m.timings.ttft, "elapsed": m.timings.elapsed,
-                        "tokens_per_second": m.timings.tokens_per_second},
+                        "tokens_per_second": m.timings.tokens_per_second,
+                        "prompt_tokens_per_second": m.timings.prompt_tokens_per_second,
+                        "iterations": m.timings.iterations},
             "tool_steps": [_step_json(s, detail.artifacts) for s in m.steps],
             "artifacts": [_artifact_json(a) for a in detail.artifacts
                           if a.message_id == m.id and a.step_id is None],
@@ -155,10 +157,14 @@ def _footer(m: Message) -> str:
     bits = []
     if m.prompt_tokens is not None or m.completion_tokens is not None:
         bits.append(f"{m.prompt_tokens or 0} prompt / {m.completion_tokens or 0} completion tokens")
+    if m.timings.ttft is not None:
+        bits.append(f"first word {m.timings.ttft:.1f} s")
     if m.timings.elapsed is not None:
         bits.append(f"{m.timings.elapsed:.1f} s")
+    if m.timings.prompt_tokens_per_second:
+        bits.append(f"prompt {m.timings.prompt_tokens_per_second:.0f} tokens/s")
     if m.timings.tokens_per_second:
-        bits.append(f"{m.timings.tokens_per_second:.1f} tokens/s")
+        bits.append(f"output {m.timings.tokens_per_second:.1f} tokens/s")
     return f"<sub>{' · '.join(bits)}</sub>" if bits else ""
 
 

@@ -119,6 +119,8 @@ def _from_ours(item: dict[str, Any]) -> ImportedConversation:
             "completion_tokens": usage.get("completion_tokens"), "ttft": timings.get("ttft"),
             "elapsed": timings.get("elapsed"),
             "tokens_per_second": timings.get("tokens_per_second"),
+            "prompt_tokens_per_second": timings.get("prompt_tokens_per_second"),
+            "iterations": timings.get("iterations"),
             "tool_steps": m.get("tool_steps") or [], "artifacts": m.get("artifacts") or [],
             "interrupt": m.get("interrupt"),
         })

@@ -233,3 +233,13 @@ def _v4_evaluation_runs(conn: sqlite3.Connection) -> None:
             PRIMARY KEY (run_id, task_id)
         );
     """)
+
+
+@migration(5)
+def _v5_run_speeds(conn: sqlite3.Connection) -> None:
+    """An answer's prompt speed and its number of loop iterations, so a reopened
+    conversation's footer says what the live run said."""
+    run_script(conn, """
+        ALTER TABLE messages ADD COLUMN prompt_tokens_per_second REAL;
+        ALTER TABLE messages ADD COLUMN iterations INTEGER;
+    """)

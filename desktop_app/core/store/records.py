@@ -41,11 +41,14 @@ class Conversation:
 
 @dataclass(frozen=True, slots=True)
 class Timings:
-    """How fast an answer came: time to first token, total time, generation speed."""
+    """How an answer came: time to its first word, total time, output (generation) speed,
+    prompt (reading) speed, and the tool loop's iterations."""
 
     ttft: float | None = None
     elapsed: float | None = None
     tokens_per_second: float | None = None
+    prompt_tokens_per_second: float | None = None
+    iterations: int | None = None
 
 
 @dataclass(slots=True)

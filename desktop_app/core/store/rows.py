@@ -25,7 +25,7 @@ CONVERSATION_COLUMNS = (
 MESSAGE_COLUMNS = (
     "id, conversation_id, role, content, created_at, status, reasoning, model, "
     "prompt_tokens, completion_tokens, ttft, elapsed, tokens_per_second, error, pinned, "
-    "tool_calls, tool_call_id, name")
+    "tool_calls, tool_call_id, name, prompt_tokens_per_second, iterations")
 
 STEP_COLUMNS = "id, message_id, iteration, tool, args, observation, error, elapsed, created_at"
 
@@ -47,9 +47,10 @@ def conversation(row: tuple[Any, ...]) -> Conversation:
 def message(row: tuple[Any, ...], steps: list[ToolStep] | None = None) -> Message:
     # Positional arguments in field order: this runs 10,000 times when a long conversation
     # opens, and keyword passing measured noticeably slower.
-    ttft, elapsed, tps = row[10], row[11], row[12]
-    timings = _NO_TIMINGS if ttft is None and elapsed is None and tps is None else Timings(
-        ttft, elapsed, tps)
+    ttft, elapsed, tps, prompt_tps, iterations = row[10], row[11], row[12], row[18], row[19]
+    timings = _NO_TIMINGS if (ttft is None and elapsed is None and tps is None
+                              and iterations is None) else Timings(
+        ttft, elapsed, tps, prompt_tps, iterations)
     return Message(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8],
                    row[9], timings, row[13], bool(row[14]),
                    json.loads(row[15]) if row[15] else [], row[16], row[17],

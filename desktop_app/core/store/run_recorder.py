@@ -115,7 +115,9 @@ class RunRecorder:
         if event.model and event.model != self.model:
             await self.store.update_message(self.writer.message_id or 0, model=event.model)
         self.answer = await self.writer.finish(status=status, usage=event.usage,
-                                               error=event.error or None)
+                                               error=event.error or None,
+                                               metrics=event.metrics,
+                                               iterations=event.iterations)
 
     async def abort(self, status: str = "interrupted", error: Any = None) -> None:
         """Close the answer if the run ended without a ``Done`` event (should not happen)."""

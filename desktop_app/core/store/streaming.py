@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Self
 
 from desktop_app.core.errors import StorageError
-from desktop_app.core.llm.types import Usage
+from desktop_app.core.llm.types import RunMetrics, Usage
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.store.records import Message
 
@@ -110,8 +110,12 @@ class StreamingAnswerWriter:
             self.on_flush(content)
 
     async def finish(self, *, status: str = "complete", usage: Usage | None = None,
-                     error: str | None = None) -> Message:
+                     error: str | None = None, metrics: RunMetrics | None = None,
+                     iterations: int | None = None) -> Message:
         """Final write: full text, status, usage and timings.
+
+        ``metrics`` (the run's measured speeds) replace the writer's own estimate, which can
+        only divide the run's tokens by its time after the first word.
 
         Raises ``StorageError`` if it cannot be saved; calling it again retries. Once it
         succeeded, further calls only return the stored message.
@@ -130,11 +134,16 @@ class StreamingAnswerWriter:
             tokens = usage.completion_tokens if usage and usage.completion_tokens else self._deltas
             gen_time = elapsed - (ttft or 0.0)
             tps = tokens / gen_time if tokens and gen_time > 0 else None
+            prompt_tps = None
+            if metrics is not None:
+                ttft = metrics.ttft if metrics.ttft is not None else ttft
+                tps, prompt_tps = metrics.output_tps, metrics.prompt_tps
             async with self._lock:
                 await self.store.update_message(
                     self.message_id, content=self.content, reasoning=self.reasoning or None,
                     status=status, error=error, ttft=ttft, elapsed=elapsed,
-                    tokens_per_second=tps,
+                    tokens_per_second=tps, prompt_tokens_per_second=prompt_tps,
+                    iterations=iterations,
                     prompt_tokens=usage.prompt_tokens if usage else None,
                     completion_tokens=usage.completion_tokens if usage else None)
                 self.flushed_content = self.content

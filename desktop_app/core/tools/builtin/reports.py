@@ -77,7 +77,7 @@ class ReportTool(Tool):
     """A document of titled sections whose text is Markdown."""
 
     name = "make_report"
-    description = "Create a report document (Markdown sections) as HTML or Markdown"
+    description = "Make a report the user sees in the preview pane: a title and sections"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -169,7 +169,7 @@ class TableTool(Tool):
     """A table document from rows (lists or objects)."""
 
     name = "make_table"
-    description = "Create a table document from rows, as HTML or Markdown"
+    description = "Make a table the user sees in the preview pane, from columns and rows"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {

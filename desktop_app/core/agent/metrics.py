@@ -1,0 +1,92 @@
+"""Honest speed numbers for one run: time to the first answer word, prompt and output speed.
+
+Dividing a run's output tokens by its whole duration (tool loop, tool time and all) gives a
+"tok/s" that is neither the model's reading nor its writing speed. Here every streamed
+model call is timed where the agent makes it: from the request to its first chunk (the
+prompt is being read; for a hosted model this includes the network) and from the first
+chunk to the last (tokens are being written). Calls that are not streamed cannot be split
+so, and only count towards the run's duration.
+
+The calls of a run are collected through a context variable, so the CLI, the window,
+Compare and the evaluation all get the same numbers without passing a meter around.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from desktop_app.core.llm.types import RunMetrics, StreamChunk
+
+__all__ = ["CallTiming", "RunMetrics", "collect_call_timings", "summarize", "timed"]
+
+
+@dataclass(slots=True)
+class CallTiming:
+    """One streamed model call."""
+
+    started: float
+    first_chunk: float | None = None
+    ended: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+_calls: ContextVar[list[CallTiming] | None] = ContextVar("desktop_app_call_timings",
+                                                         default=None)
+
+
+@contextlib.contextmanager
+def collect_call_timings() -> Iterator[list[CallTiming]]:
+    """Every streamed call made inside the block (in this task) is appended to the list."""
+    calls: list[CallTiming] = []
+    token = _calls.set(calls)
+    try:
+        yield calls
+    finally:
+        _calls.reset(token)
+
+
+async def timed(stream: AsyncIterator[StreamChunk]) -> AsyncIterator[StreamChunk]:
+    """``stream``, passed through, with its timing recorded for the current run (if any)."""
+    calls = _calls.get()
+    timing = CallTiming(started=time.perf_counter())
+    if calls is not None:
+        calls.append(timing)
+    try:
+        async for chunk in stream:
+            if timing.first_chunk is None and (chunk.content or chunk.reasoning
+                                               or chunk.tool_calls):
+                timing.first_chunk = time.perf_counter()
+            if chunk.usage is not None:
+                timing.prompt_tokens = chunk.usage.prompt_tokens
+                timing.completion_tokens = chunk.usage.completion_tokens
+            yield chunk
+    finally:
+        timing.ended = time.perf_counter()
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()  # a local model stops generating when its consumer stops
+
+
+def summarize(calls: list[CallTiming], *, started: float,
+              first_answer_at: float | None) -> RunMetrics:
+    """The run's metrics from its calls (see the module docstring for what each means)."""
+    reading = [(c.prompt_tokens, c.first_chunk - c.started) for c in calls
+               if c.first_chunk is not None and c.prompt_tokens]
+    writing = [(c.completion_tokens, c.ended - c.first_chunk) for c in calls
+               if c.first_chunk is not None and c.ended is not None and c.completion_tokens > 1]
+    return RunMetrics(
+        ttft=round(first_answer_at - started, 4) if first_answer_at is not None else None,
+        prompt_tps=_rate(reading),
+        # The first token arrives with the first chunk: the others took the writing time.
+        output_tps=_rate([(tokens - 1, seconds) for tokens, seconds in writing]))
+
+
+def _rate(samples: list[tuple[int, float]]) -> float | None:
+    tokens = sum(n for n, _ in samples)
+    seconds = sum(s for _, s in samples)
+    return round(tokens / seconds, 2) if tokens and seconds > 0 else None
