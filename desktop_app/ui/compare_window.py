@@ -170,6 +170,7 @@ class CompareWindow(QWidget):
         QShortcut(QKeySequence("Ctrl+Return"), self).activated.connect(self.run)
         QShortcut(QKeySequence("Ctrl+Enter"), self).activated.connect(self.run)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self).activated.connect(self.stop)
+        QShortcut(QKeySequence("Ctrl+W"), self).activated.connect(self.close)
         self.set_registry()
 
     # --- models ------------------------------------------------------------------------------------

@@ -121,7 +121,8 @@ class MainWindow(QMainWindow):
         for keys, slot in ((QKeySequence.StandardKey.New, self.new_conversation),
                            (QKeySequence.StandardKey.Find, self.sidebar.search.setFocus),
                            (QKeySequence("Ctrl+,"), self.open_settings),
-                           (QKeySequence("Ctrl+Shift+M"), self.open_compare)):
+                           (QKeySequence("Ctrl+Shift+M"), self.open_compare),
+                           (QKeySequence("Ctrl+Q"), self.close)):
             QShortcut(QKeySequence(keys), self).activated.connect(slot)
         self.artifact_pane.count_changed.connect(self._artifact_count)
         self._show_model_in_empty_state()
@@ -165,8 +166,10 @@ class MainWindow(QMainWindow):
         self.artifact_pane.clear()
         self.artifact_pane.hide()
         self.sidebar.set_current(None)
-        self.picker.select(self.ctx.registry.default_name if len(self.ctx.registry) else None)
-        self.picker.set_mode("react")
+        # The model and mode the user picked stay: a new chat is not a reset of choices.
+        if self.picker.current_model() is None:
+            self.picker.select(self.ctx.registry.default_name if len(self.ctx.registry)
+                               else None)
         self._show_model_in_empty_state()
         self.composer.input.setFocus()
 

@@ -12,16 +12,25 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidg
 
 from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
 
-_ABILITY_LABELS = (("tool_call", "tools"), ("json_mode", "JSON"), ("streaming", "streaming"),
-                   ("vision", "vision"), ("thinking", "thinking"))
+#: Abilities worth naming only when a model has them.
+_EXTRA_ABILITIES = (("streaming", "streaming"), ("vision", "images"), ("thinking", "thinking"))
 _KIND_LABELS = {"bundled": "built-in, offline", "local": "local GGUF", "endpoint": "hosted API",
                 "custom": "custom"}
 
 
 def abilities_text(entry: ModelEntry) -> str:
-    """``tools ✓ · JSON ✗ · streaming ✓ ...`` for one model."""
-    return " · ".join(f"{label} {'✓' if entry.abilities.get(key) else '✗'}"
-                      for key, label in _ABILITY_LABELS)
+    """How the agent works with this model, short enough for the strip beside the picker:
+    ``native tool calls · streaming`` or ``tools via JSON replies · streaming``.
+
+    A row of ✓/✗ marks said "tools ✗ · JSON ✗" for a model the agent drives through JSON
+    replies, and was cut off; what is missing is not listed.
+    """
+    tools = ("native tool calls" if entry.abilities.get("tool_call")
+             else "tools via JSON replies")
+    if not entry.abilities.get("tool_call") and entry.abilities.get("json_mode"):
+        tools += " (strict JSON)"
+    extras = [label for key, label in _EXTRA_ABILITIES if entry.abilities.get(key)]
+    return " · ".join([tools, *extras])
 
 
 def describe(entry: ModelEntry) -> str:

@@ -153,6 +153,8 @@ class Sidebar(QFrame):
                 item.setData(_ID_ROLE, hit.conversation_id)
                 item.setToolTip(snippet)
                 self.list.addItem(item)
+                if hit.conversation_id == self._current:
+                    self.list.setCurrentItem(item)
             self.empty.setText(f"Nothing matches “{text}”.")
             self._show_empty(not self.hits)
             return
@@ -177,12 +179,15 @@ class Sidebar(QFrame):
         self.list.setVisible(not empty)
 
     def set_current(self, conversation_id: str | None) -> None:
+        """Highlight the open conversation; None (a new, unsaved chat) highlights none."""
         self._current = conversation_id
         for i in range(self.list.count()):
             item = self.list.item(i)
             if item.data(_ID_ROLE) == conversation_id:
                 self.list.setCurrentItem(item)
                 return
+        self.list.setCurrentItem(None)
+        self.list.clearSelection()
 
     def ids(self) -> list[str]:
         return [self.list.item(i).data(_ID_ROLE) for i in range(self.list.count())]

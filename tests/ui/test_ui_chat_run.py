@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 from ui_helpers import make_window, wait_for
 
 from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final
@@ -107,3 +108,29 @@ def test_llm_error_is_shown_in_the_turn_with_what_to_do(qtbot, loop) -> None:
     assert "check the base URL" in turn.errors[0].message
     assert turn.footer.isVisible()
     assert window.composer.send_button.text() == "Send"
+
+
+def test_new_chat_keeps_the_chosen_model_and_unhighlights_the_old_chat(qtbot, loop) -> None:
+    first, second = scripted(), ScriptedLLM(default="Hi.", model_id="other")
+
+    async def scenario():
+        window = await make_window(qtbot, first, second)
+        window.picker.select("other")
+        await window.send("hello")
+        await window.controller.wait_idle()
+        await window.sidebar.refresh()
+        assert window.sidebar.list.currentItem() is not None  # the open chat is highlighted
+        qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+        return window
+
+    window = loop.run_until_complete(scenario())
+    assert window.conversation_id is None
+    assert window.picker.current_model() == "other"  # not reset to the default
+    assert window.sidebar.list.currentItem() is None
+    assert not window.sidebar.list.selectedItems()
+
+
+def test_ctrl_q_closes_the_window(qtbot, loop) -> None:
+    window = loop.run_until_complete(make_window(qtbot, scripted()))
+    qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    assert not window.isVisible()

@@ -233,8 +233,8 @@ def test_model_list_shows_where_each_model_runs_and_its_abilities(loop, open_com
     hosted = ScriptedLLM(default="x", model_id="h", tool_call=True)
     window = open_compare(_registry(_local_entry("local", local), ("hosted", hosted)))
     texts = [window.models.item(i).text() for i in range(window.models.count())]
-    assert "local GGUF" in texts[0] and "tools ✗" in texts[0]
-    assert "tools ✓" in texts[1]
+    assert "local GGUF" in texts[0] and "tools via JSON replies" in texts[0]
+    assert "native tool calls" in texts[1]
 
 
 def test_long_model_names_elide_and_a_long_answer_scrolls_in_its_column(loop, open_compare) -> None:

@@ -144,7 +144,7 @@ def test_a_real_local_model_answers_in_the_window_without_stalling_it(qtbot, loo
 def test_model_picker_lists_local_and_hosted_models_with_their_abilities(qtbot) -> None:
     from desktop_app.core.llm.factory import build_registry
     from desktop_app.core.store.settings import EndpointModelConfig, Settings
-    from desktop_app.ui.model_picker import ModelPicker
+    from desktop_app.ui.model_picker import ModelPicker, abilities_text
 
     registry = build_registry(Settings(endpoints=[EndpointModelConfig(
         name="hosted", base_url="https://api.example.com/v1", model="gpt-x", vision=True)]))
@@ -153,13 +153,16 @@ def test_model_picker_lists_local_and_hosted_models_with_their_abilities(qtbot) 
     picker.set_registry(registry)
     labels = [picker.combo.itemText(i) for i in range(picker.combo.count())]
     assert labels == ["qwen2.5-coder-0.5b  (built-in, offline)", "hosted  (hosted API)"]
-    assert picker.abilities.full_text().startswith("tools ✓ · JSON ✗ · streaming ✓")
+    assert picker.abilities.full_text() == "native tool calls · streaming"
     changed: list[str] = []
     picker.model_changed.connect(changed.append)
     picker.combo.setCurrentIndex(1)
     assert changed == ["hosted"]
-    assert picker.abilities.full_text() == (
-        "tools ✓ · JSON ✓ · streaming ✓ · vision ✓ · thinking ✗")
+    assert picker.abilities.full_text() == "native tool calls · streaming · images"
+    # Without native calls the strip says how the agent works instead (no ✗ row).
+    entry = registry.entry("hosted")
+    entry.abilities["tool_call"] = False
+    assert abilities_text(entry) == "tools via JSON replies (strict JSON) · streaming · images"
     assert "context window: 32,768 tokens" in picker.combo.toolTip()
     picker.select("removed-model")  # a conversation's model deleted in Settings
     assert picker.current_model() == "qwen2.5-coder-0.5b"
