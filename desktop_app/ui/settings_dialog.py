@@ -240,18 +240,22 @@ class SettingsDialog(QDialog):
         if problems:
             self._show_error("\n".join(problems))
             return False
-        try:
-            for index, key in self.endpoints.new_keys.items():
-                endpoint = s.endpoints[index]
-                ref = key_ref(endpoint.name)
+        for index, key in list(self.endpoints.new_keys.items()):
+            endpoint = s.endpoints[index]
+            ref = key_ref(endpoint.name)
+            try:
                 secrets.set_api_key(ref, key)
-                s.endpoints[index] = endpoint.model_copy(update={"api_key_ref": ref})
-        except SecretsError as exc:
-            self._show_error(f"The API key was not saved: {exc}")
-            return False
-        except ConfigError as exc:
-            self._show_error(str(exc))
-            return False
+            except SecretsError as exc:
+                # The key is dropped (never written anywhere else); Save works again at once.
+                self.endpoints.forget_typed_key(index)
+                self._show_error(f"The API key of “{endpoint.name}” was not saved: {exc} "
+                                 "Put it in an environment variable and name that under "
+                                 "“…or key from env”. Save again to keep your other changes.")
+                return False
+            except ConfigError as exc:
+                self._show_error(str(exc))
+                return False
+            s.endpoints[index] = endpoint.model_copy(update={"api_key_ref": ref})
         self.endpoints.new_keys.clear()
         self.saved_settings = s
         self.saved.emit(s)

@@ -10,6 +10,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -135,13 +136,26 @@ class EndpointsEditor(QWidget):
             self.keyring_note.setText("Keys are kept in your system keyring, never in a file.")
         else:
             self.keyring_note.setText(
-                "No system keyring was found, so a key typed here cannot be saved. Put the "
-                "key in an environment variable and enter its name below instead.")
+                "No system keyring was found, so a key cannot be saved here. Put the key in "
+                "an environment variable and enter its name below instead.")
+            # A field that takes a key it cannot keep only leads to a failing Save.
+            self.api_key.setEnabled(False)
+        #: Shown instead of the form until there is an endpoint to edit.
+        self.empty_hint = QLabel("No endpoint yet. Click “Add” to connect a hosted API or a "
+                                 "local server (Ollama, LM Studio, llama.cpp, vLLM).")
+        self.empty_hint.setWordWrap(True)
+        self.empty_hint.setObjectName("Muted")
+        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        outer.addWidget(self.empty_hint, 2)
         for endpoint in self.endpoints:
             self.list.addItem(endpoint.name)
-        self.form_widget.setEnabled(False)
+        self._show_form(False)
         if self.endpoints:
             self.list.setCurrentRow(0)
+
+    def _show_form(self, shown: bool) -> None:
+        self.form_widget.setVisible(shown)
+        self.empty_hint.setVisible(not shown)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -170,7 +184,7 @@ class EndpointsEditor(QWidget):
     def _select(self, row: int) -> None:
         self.commit()
         self._row = row
-        self.form_widget.setEnabled(row >= 0)
+        self._show_form(row >= 0)
         if row < 0:
             return
         e = self.endpoints[row]
@@ -196,6 +210,8 @@ class EndpointsEditor(QWidget):
         key = self.api_key.text().strip()
         if key:
             self.new_keys[row] = key
+        else:
+            self.new_keys.pop(row, None)  # cleared: nothing to save any more
         name = self.name.text().strip()
         self.endpoints[row] = self.endpoints[row].model_copy(update=dict(
             name=name, base_url=self.base_url.text().strip(),
@@ -204,6 +220,12 @@ class EndpointsEditor(QWidget):
             json_mode=self.json_mode.isChecked(), thinking=self.thinking.isChecked(),
             vision=self.vision.isChecked()))
         self.list.item(row).setText(name or "(unnamed)")
+
+    def forget_typed_key(self, row: int) -> None:
+        """Clear a typed key that could not be saved (the form shows the empty field)."""
+        self.new_keys.pop(row, None)
+        if row == self._row:
+            self.api_key.clear()
 
     def _rename_item(self, text: str) -> None:
         if 0 <= self._row < self.list.count():

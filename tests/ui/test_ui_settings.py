@@ -64,6 +64,28 @@ def test_no_keyring_backend_gives_a_clear_message_and_saves_nothing(qtbot, loop)
     text = dialog.error.text()
     assert "keyring" in text.lower() and "environment variable" in text
     assert saved == [] and not dialog.error.isHidden()
+    # Without a keyring the key field takes nothing, and the rejected key is gone: the next
+    # Save keeps every other change instead of failing again until Cancel.
+    assert not dialog.endpoints.api_key.isEnabled() and dialog.endpoints.api_key.text() == ""
+    dialog.endpoints.api_key_env.setText("LAB_API_KEY")
+    assert dialog.save()
+    [settings] = saved
+    assert [(e.name, e.api_key_ref, e.api_key_env) for e in settings.endpoints] == [
+        ("lab", None, "LAB_API_KEY")]
+
+
+def test_a_cleared_key_field_is_not_saved_and_the_form_waits_for_add(qtbot) -> None:
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    editor = dialog.endpoints
+    assert editor.form_widget.isHidden() and not editor.empty_hint.isHidden()
+    _fill_endpoint(dialog, base_url="https://api.example.com/v1", key=SECRET)
+    assert not editor.form_widget.isHidden() and editor.empty_hint.isHidden()
+    editor.commit()
+    assert editor.new_keys == {0: SECRET}
+    editor.api_key.clear()
+    editor.commit()
+    assert editor.new_keys == {}
 
 
 def test_validation_names_the_problem(qtbot, tmp_path) -> None:
