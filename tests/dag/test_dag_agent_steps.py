@@ -189,3 +189,15 @@ def test_every_step_agent_has_a_tool_time_limit() -> None:
     assert agent.tool_timeout == DEFAULT_TOOL_TIMEOUT
     custom = DAGExecutor(registry, agent_options={"tool_timeout": 5.0})
     assert custom._resolve_agent(PlanStep(id="s", task="t")).tool_timeout == 5.0
+
+
+def test_a_step_that_hits_its_iteration_limit_passes_on_what_its_tools_returned() -> None:
+    registry, big, _ = two_models()
+    big.add(json_action("add", {"a": 40, "b": 2}), json_action("add", {"a": 1000, "b": 337}))
+    plan = validate_plan({"steps": [{"id": "step_1", "task": "add things"}]},
+                         known_models=set(registry.names()))
+    result = asyncio.run(DAGExecutor(registry, ToolRegistry([ADD]), max_iterations=2).execute(
+        plan, "the goal"))
+    text = result.runs["step_1"].result or ""
+    assert text.startswith("I stopped after 2 iterations")
+    assert "What the tools returned:\n- add: 42" in text and "- add: 1337" in text

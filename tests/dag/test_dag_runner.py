@@ -15,6 +15,7 @@ from desktop_app.core.agent.events import (
     Done,
     ErrorEvent,
     Event,
+    Notice,
     Phase,
     encode_sse,
 )
@@ -142,6 +143,18 @@ def test_no_replan_when_every_step_finished_and_only_the_analyzer_doubts() -> No
     assert len(steps.seen) == 3  # the steps ran once
     assert result.answer == "a+b from the results"
     assert main.replies == type(main.replies)()
+    # The answer is not passed off as complete: the user is told, and so is the synthesis.
+    [notice] = [e for e in events if isinstance(e, Notice)]
+    assert "not fully reached (b is missing)" in notice.message
+    synthesis = main.calls("stream")[-1].last_user_text
+    assert "The check found the goal not fully reached: b is missing" in synthesis
+
+
+def test_an_achieved_goal_gets_no_notice() -> None:
+    main = ScriptedLLM([reply(PLAN), reply(ACHIEVED), reply("a+b")])
+    _, events = run(DagRunner(make_registry(main), step_runner=Steps()))
+    assert not any(isinstance(e, Notice) for e in events)
+    assert "not fully reached" not in main.calls("stream")[-1].last_user_text
 
 
 def test_planner_and_analyzer_use_the_models_configured_for_their_roles() -> None:

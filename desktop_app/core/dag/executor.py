@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.agent import ReActAgent, partial_result
 from desktop_app.core.agent.events import Event
+from desktop_app.core.agent.result import StepRecord
 from desktop_app.core.context import ContextGuard
 from desktop_app.core.dag.events import DagStepDone, DagStepProgress, DagStepStart
 from desktop_app.core.dag.plan import Plan, PlanStep, natural_key
@@ -170,7 +171,12 @@ class DAGExecutor:
             partial = partial_result(exc)
             raise StepFailedError(str(exc) or type(exc).__name__,
                                   usage=usage + (partial.usage if partial else Usage())) from exc
-        return StepOutput(answer=result.answer, model=ctx.model, iterations=result.iterations,
+        answer = result.answer
+        if result.stop_reason == "max_iterations":
+            # "I stopped after 8 iterations…" alone would lose what the tools found; the
+            # analyzer and the synthesis need the data, so it goes along, labelled.
+            answer += "\n\n" + step_tool_results(result.steps)
+        return StepOutput(answer=answer, model=ctx.model, iterations=result.iterations,
                           usage=usage + result.usage)
 
     # --- running ---------------------------------------------------------------------------
@@ -326,3 +332,17 @@ class DAGExecutor:
 def round_(value: float) -> float:
     """Elapsed seconds for events: milliseconds are plenty."""
     return round(value, 3)
+
+
+#: Characters of tool results a step that hit its iteration limit passes on.
+STEP_RESULTS_LIMIT = 4_000
+
+
+def step_tool_results(steps: list[StepRecord], limit: int = STEP_RESULTS_LIMIT) -> str:
+    """What each successful tool call of a step returned, newest last, within ``limit``."""
+    lines = ["What the tools returned:"]
+    for step in steps:
+        if step.error is None and step.observation.strip():
+            lines.append(f"- {step.tool}: {' '.join(step.observation.split())}")
+    text = "\n".join(lines) if len(lines) > 1 else "No tool returned a result."
+    return text if len(text) <= limit else "…" + text[-limit:]

@@ -24,6 +24,7 @@ from desktop_app.core.agent.events import (
     ErrorEvent,
     Event,
     Inject,
+    Notice,
     Phase,
 )
 from desktop_app.core.agent.interrupts import InterruptQueue
@@ -276,10 +277,16 @@ class DagRunner:
             self._streamed += text
             await emit(AnswerDelta(content=text))
 
+        last = result.rounds[-1].analysis
+        unmet = None
+        if last is not None and not last.achieved:
+            unmet = last.reason or "no reason given"
+            await emit(Notice(message=f"The check after the plan found the goal not fully "
+                                      f"reached ({unmet}); the answer says what is missing."))
         await emit(AnswerStart())
         answerer = self._registry.get(self.model_name)
         text, usage, error = await self._call(stream_synthesis(
-            answerer, synthesis_messages(goal, executions, self._interrupts), delta,
+            answerer, synthesis_messages(goal, executions, self._interrupts, unmet), delta,
             max_tokens=self.synthesis_max_tokens))
         result.usage = result.usage + usage
         if error is not None:

@@ -43,14 +43,20 @@ def results_text(executions: Sequence[ExecutionResult]) -> str:
 
 
 def synthesis_messages(goal: str, executions: Sequence[ExecutionResult],
-                       interrupts: Sequence[str] = ()) -> list[ChatMessage]:
+                       interrupts: Sequence[str] = (),
+                       unmet: str | None = None) -> list[ChatMessage]:
     """The system and user messages of the synthesis call.
 
     ``interrupts`` are messages the user sent during the run; the answer must address them.
+    ``unmet``: the analyzer's reason when the goal was not reached.
     The analyzer's draft answer is deliberately left out: small models copy such a line
     verbatim, label included. It serves only as the fallback when synthesis fails.
     """
     user = f"Goal: {goal.strip()}\n\nStep results:\n{results_text(executions)}"
+    if unmet:
+        # An answer must not read as complete when the check found it is not.
+        user += (f"\n\nThe check found the goal not fully reached: {unmet}\nSay plainly what "
+                 "is missing or uncertain.")
     if interrupts:
         user += ("\n\nThe user added during the work (address this too):\n"
                  + "\n".join(f"- {text}" for text in interrupts))
