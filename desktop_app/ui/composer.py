@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.ui.context_gauge import ContextGauge
+
 MAX_LINES = 10
 
 
@@ -94,7 +96,12 @@ class Composer(QFrame):
         self.hint = QLabel("")
         self.hint.setObjectName("Muted")
         self.hint.hide()
-        outer.addWidget(self.hint)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.hint, 1)
+        self.gauge = ContextGauge(self)
+        bottom.addWidget(self.gauge, 0, Qt.AlignmentFlag.AlignRight)
+        outer.addLayout(bottom)
+        self.input.textChanged.connect(lambda: self.gauge.update_draft(self.text()))
         self._running = False
 
     @property

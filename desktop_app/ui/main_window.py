@@ -156,6 +156,8 @@ class MainWindow(QMainWindow):
         last = load_state().get("last_conversation")
         if isinstance(last, str) and last in self.sidebar.ids():
             await self.open_conversation(last)
+        else:
+            await self.refresh_gauge()
 
     # --- conversations --------------------------------------------------------------------------
     def new_conversation(self) -> None:
@@ -171,6 +173,7 @@ class MainWindow(QMainWindow):
             self.picker.select(self.ctx.registry.default_name if len(self.ctx.registry)
                                else None)
         self._show_model_in_empty_state()
+        self.spawn(self.refresh_gauge())
         self.composer.input.setFocus()
 
     async def open_conversation(self, conversation_id: str) -> None:
@@ -195,6 +198,7 @@ class MainWindow(QMainWindow):
                 apply_event(self.live_turn, event, self._add_artifact)
         self.composer.set_running(live is not None)
         save_state(last_conversation=conversation_id)
+        await self.refresh_gauge()
 
     def _wire_user(self, widget: UserMessage) -> None:
         widget.edit_requested.connect(self._edit)
@@ -227,6 +231,7 @@ class MainWindow(QMainWindow):
 
     def _model_changed(self, name: str) -> None:
         self._show_model_in_empty_state()
+        self.spawn(self.refresh_gauge())
         self.spawn(self._update_mode_advice())
         if self.conversation_id:
             self.spawn(self.ctx.store.set_model(self.conversation_id, name))
@@ -359,7 +364,22 @@ class MainWindow(QMainWindow):
         if conversation_id == self.conversation_id:
             self.composer.set_running(False)
             self.live_turn = None
+            self.spawn(self.refresh_gauge())
         self.spawn(self.sidebar.refresh())
+
+    async def refresh_gauge(self) -> None:
+        """Recount what the next request carries (conversation, tools) for the gauge."""
+        from desktop_app.ui.context_gauge import measure_base
+
+        entry, conversation_id = self.picker.current_entry(), self.conversation_id
+        if entry is None:
+            self.composer.gauge.set_base(None, 0)
+            return
+        messages = (await self.ctx.store.list_messages(conversation_id)
+                    if conversation_id else [])
+        base = await measure_base(messages, self.ctx.tools())
+        if conversation_id == self.conversation_id:  # not switched meanwhile
+            self.composer.gauge.set_base(base, entry.context_size, self.composer.text())
 
     # --- artifacts ------------------------------------------------------------------------------
     def _add_artifact(self, name: str, mime_type: str, content: str) -> None:

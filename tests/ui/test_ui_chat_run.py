@@ -134,3 +134,27 @@ def test_ctrl_q_closes_the_window(qtbot, loop) -> None:
     window = loop.run_until_complete(make_window(qtbot, scripted()))
     qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
     assert not window.isVisible()
+
+
+def test_the_context_gauge_counts_the_conversation_and_warns_before_sending(qtbot, loop) -> None:
+    small = ScriptedLLM(default="Sure.", model_id="small", context_size=8192)
+
+    async def scenario():
+        window = await make_window(qtbot, small)
+        await window.refresh_gauge()
+        empty_base = window.composer.gauge.base
+        await window.send("Tell me about " + "rivers " * 150)
+        await window.controller.wait_idle()
+        await wait_for(lambda: (window.composer.gauge.base or 0) > (empty_base or 0))
+        return window, empty_base
+
+    window, empty_base = loop.run_until_complete(scenario())
+    gauge = window.composer.gauge
+    assert gauge.isVisible() and gauge.text().startswith("Context ")
+    assert gauge.text().endswith("/ 8.2k") and gauge.level == "ok", gauge.text()
+    assert gauge.base > empty_base + 150  # the stored question now counts
+    window.composer.set_text("more " * 6000)  # a long draft nearly fills 8,192 tokens
+    assert gauge.level == "full" and "nearly full" in gauge.text()
+    assert "oldest messages will be summarised" in gauge.toolTip()
+    window.composer.set_text("")
+    assert gauge.level != "full"
