@@ -193,8 +193,10 @@ class EndpointsEditor(QWidget):
         self.model.setEditText(e.model)
         self.api_key.clear()
         self.api_key.setText(self.new_keys.get(row, ""))
-        self.api_key.setPlaceholderText("stored in the keyring — type to replace"
-                                        if e.api_key_ref else "not needed for local servers")
+        self.api_key.setPlaceholderText(
+            "no system keyring: use an environment variable" if not self.api_key.isEnabled()
+            else "stored in the keyring — type to replace" if e.api_key_ref
+            else "not needed for local servers")
         self.api_key_env.setText(e.api_key_env or "")
         self.context_size.setValue(e.context_size)
         for box, value in ((self.tool_call, e.tool_call), (self.json_mode, e.json_mode),
