@@ -9,9 +9,13 @@ control test proves the listener does see a plain, unprotected web view's reques
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from PySide6.QtWebEngineWidgets import QWebEngineView
@@ -160,3 +164,55 @@ def test_markdown_artifact_renders_and_saves(qtbot, loop, tmp_path) -> None:
     target = tmp_path / "out.md"
     pane.save_to(target)
     assert target.read_text(encoding="utf-8").startswith("# Title")
+
+
+
+FIRST_PREVIEW = r"""
+import asyncio, os, sys, time
+from desktop_app.ui import artifact_pane
+if os.environ.get("NO_PRIMER"):
+    from PySide6.QtWidgets import QLabel
+    artifact_pane.QRhiWidget = QLabel  # the control: a pane without the primer
+from desktop_app.ui.app import create_application, open_window
+from desktop_app.ui.event_loop import make_event_loop
+app = create_application([sys.argv[0]])
+loop = make_event_loop(app)
+asyncio.set_event_loop(loop)
+async def main():
+    window = await open_window(app)
+    for _ in range(20):
+        await asyncio.sleep(0.02)
+    before = int(window.winId())
+    pane = window.artifact_pane
+    pane.add_artifact("page.html", "text/html", "<title>t</title><p>x</p>")
+    pane.show()
+    for _ in range(500):
+        await asyncio.sleep(0.02)
+        if pane.page is not None and pane.page.title() == "t":
+            break
+    print("IDS", before, int(window.winId()), pane.page is not None and pane.page.title())
+    window.close()
+    await window.controller.wait_idle()
+    await window.ctx.aclose()
+loop.run_until_complete(main())
+"""
+
+
+def _first_preview(tmp_path, **extra: str) -> tuple[str, str, str]:
+    env = dict(os.environ, DESKTOP_APP_HOME=str(tmp_path), QT_QPA_PLATFORM="xcb", **extra)
+    proc = subprocess.run([sys.executable, "-c", FIRST_PREVIEW], env=env, capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("IDS ")), None)
+    assert line is not None, proc.stderr[-2000:]
+    before, after, title = line.split()[1:]
+    return before, after, title
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (Xvfb)")
+def test_the_first_preview_keeps_the_main_window(tmp_path) -> None:
+    # On a real display the first render-to-texture widget used to recreate the window
+    # (black for seconds, a new native id); the control shows the test can see that.
+    before, after, title = _first_preview(tmp_path / "with")
+    assert title == "t" and after == before
+    before, after, title = _first_preview(tmp_path / "without", NO_PRIMER="1")
+    assert title == "t" and after != before
