@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -78,6 +79,10 @@ def artifact_document(artifact: ShownArtifact) -> str:
     return with_csp(document)
 
 
+NO_ARTIFACTS = ("No artifacts yet. Documents that tools make (HTML reports, Markdown "
+                "tables) appear here.")
+
+
 class ArtifactPane(QFrame):
     """A list of artifacts and a sandboxed preview of the selected one."""
 
@@ -105,6 +110,7 @@ class ArtifactPane(QFrame):
         header = QHBoxLayout()
         self.title = QLabel("Artifacts")
         self.title.setStyleSheet("font-weight: 600")
+        self.title.setMinimumWidth(10)  # may shrink: the buttons matter more in a narrow pane
         self.save_button = QPushButton("Save as…")
         self.save_button.clicked.connect(self.save_current)
         self.save_button.setEnabled(False)
@@ -118,8 +124,7 @@ class ArtifactPane(QFrame):
         self.list = QListWidget(self.splitter)
         self.list.setMaximumHeight(72)
         self.list.currentRowChanged.connect(self._show_row)
-        self.placeholder = QLabel("No artifacts yet. Documents that tools make (HTML reports, "
-                                  "Markdown tables) appear here.")
+        self.placeholder = QLabel(NO_ARTIFACTS)
         self.placeholder.setWordWrap(True)
         self.placeholder.setObjectName("Muted")
         self.splitter.addWidget(self.list)
@@ -127,12 +132,14 @@ class ArtifactPane(QFrame):
         layout.addWidget(self.splitter, 1)
         self.status = QLabel("")
         self.status.setObjectName("Muted")
+        self.status.setWordWrap(True)  # one long line set the pane's minimum width
         layout.addWidget(self.status)
 
     # --- content -------------------------------------------------------------------------------
     def clear(self) -> None:
         self.artifacts.clear()
         self.list.clear()
+        self.placeholder.setText(NO_ARTIFACTS)
         self.count_changed.emit(0)
         self.save_button.setEnabled(False)
         if self.page is not None:
@@ -144,7 +151,15 @@ class ArtifactPane(QFrame):
         item = QListWidgetItem(f"{name}  ·  {mime_type.split('/')[-1]}")
         self.list.addItem(item)
         self.count_changed.emit(len(self.artifacts))
-        if show:
+        if show or (self.isVisible() and self.current() is None):
+            self.list.setCurrentRow(self.list.count() - 1)
+        elif self.current() is None:
+            self.placeholder.setText("Pick an artifact above to preview it.")
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt naming)
+        # Opened with artifacts but none picked: show the newest rather than a blank pane.
+        super().showEvent(event)
+        if self.current() is None and self.artifacts:
             self.list.setCurrentRow(self.list.count() - 1)
 
     def current(self) -> ShownArtifact | None:
@@ -164,6 +179,8 @@ class ArtifactPane(QFrame):
         page = ArtifactPage(profile, view)
         view.setPage(page)
         view.setZoomFactor(0.9)  # Chromium's 16 px default looks large next to the chat
+        # Its own minimum (~350 px) would widen a small window; pages reflow to any width.
+        view.setMinimumSize(160, 120)
         self.profile, self.view, self.page = profile, view, page
         self.placeholder.hide()
         self.splitter.addWidget(view)

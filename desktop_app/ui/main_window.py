@@ -59,6 +59,8 @@ class MainWindow(QMainWindow):
         self._tasks: set[asyncio.Future[Any]] = set()
         #: Set when the window was closed (maybe before anyone listened to ``closed``).
         self.is_closed = False
+        #: The artifact pane needed the sidebar's room; it comes back when the pane closes.
+        self._sidebar_hidden_for_pane = False
 
         self.sidebar = Sidebar(ctx.store)
         self.sidebar.setMinimumWidth(220)
@@ -125,6 +127,7 @@ class MainWindow(QMainWindow):
                            (QKeySequence("Ctrl+Q"), self.close)):
             QShortcut(QKeySequence(keys), self).activated.connect(slot)
         self.artifact_pane.count_changed.connect(self._artifact_count)
+        self.artifact_pane.closed.connect(self._artifacts_closed)
         self._show_model_in_empty_state()
         state = load_state()
         geometry = state.get("geometry")
@@ -167,6 +170,7 @@ class MainWindow(QMainWindow):
         self.chat.clear()
         self.artifact_pane.clear()
         self.artifact_pane.hide()
+        self._artifacts_closed()
         self.sidebar.set_current(None)
         # The model and mode the user picked stay: a new chat is not a reset of choices.
         if self.picker.current_model() is None:
@@ -387,10 +391,30 @@ class MainWindow(QMainWindow):
         self._show_artifacts()
 
     def _show_artifacts(self) -> None:
-        if not self.artifact_pane.isVisible():
-            self.artifact_pane.show()
-            sizes = self.splitter.sizes()
-            self.splitter.setSizes([sizes[0], max(400, sizes[1] - 420), 420])
+        """Open the pane inside the window's width: the chat gives up room first, then the
+        sidebar steps aside until the pane closes; the window never grows (it did, 900 →
+        1181 px, past the edge of a small screen)."""
+        if self.artifact_pane.isVisible():
+            return
+        side, chat, _ = self.splitter.sizes()
+        room = side + chat
+        chat_min = self.splitter.widget(1).minimumSizeHint().width()
+        pane_min = self.artifact_pane.minimumSizeHint().width()
+        side_min = max(self.sidebar.minimumWidth(), self.sidebar.minimumSizeHint().width())
+        if side and room - side - pane_min < chat_min:
+            side = max(side_min, room - chat_min - pane_min)  # narrower first
+            if room - side - pane_min < chat_min:
+                self.sidebar.hide()
+                self._sidebar_hidden_for_pane = True
+                side = 0
+        pane = max(pane_min, min(420, room - side - chat_min))
+        self.artifact_pane.show()
+        self.splitter.setSizes([side, max(chat_min, room - side - pane), pane])
+
+    def _artifacts_closed(self) -> None:
+        if self._sidebar_hidden_for_pane:
+            self._sidebar_hidden_for_pane = False
+            self.sidebar.show()
 
     def _artifact_count(self, count: int) -> None:
         self.artifacts_button.setText(f"Artifacts ({count})" if count else "Artifacts")
@@ -398,6 +422,7 @@ class MainWindow(QMainWindow):
     def _toggle_artifacts(self) -> None:
         if self.artifact_pane.isVisible():
             self.artifact_pane.hide()
+            self._artifacts_closed()
         else:
             self._show_artifacts()
 

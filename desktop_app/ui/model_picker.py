@@ -83,8 +83,11 @@ class ModelPicker(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.combo = QComboBox(self)
-        self.combo.setMinimumContentsLength(18)
-        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # Room for ~10 characters at least; longer names elide instead of widening the window (with
+        # the artifact pane open, the header decided the window's minimum width).
+        self.combo.setMinimumContentsLength(10)
+        self.combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.combo.currentIndexChanged.connect(self._on_model)
         self.abilities = ElidedLabel(self)
         self.abilities.setObjectName("Muted")
@@ -98,7 +101,8 @@ class ModelPicker(QWidget):
         layout.addWidget(QLabel("Model"))
         layout.addWidget(self.combo)
         layout.addWidget(self.abilities, 1)
-        layout.addWidget(QLabel("Mode"))
+        # No "Mode" caption: "ReAct" / "DAG plan" and the tooltip say it, and the header's
+        # width decides whether the artifact pane fits beside the sidebar.
         layout.addWidget(self.mode)
         #: Shown while DAG mode is chosen for a model that measured better in ReAct.
         self.advice = QLabel("ReAct suggested", self)

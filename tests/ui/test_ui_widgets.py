@@ -313,3 +313,25 @@ def test_plan_repairs_are_a_tooltip_and_a_fallback_reason_is_shown(qtbot) -> Non
     qtbot.addWidget(fallback)
     assert any("did not return a usable plan" in label.text()
                for label in fallback.findChildren(QLabel))
+
+
+def test_opening_the_artifact_pane_never_widens_the_window(qtbot, loop) -> None:
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"))
+        window.resize(900, 700)
+        await asyncio.sleep(0.05)
+        pane = window.artifact_pane
+        pane.add_artifact("a.md", "text/markdown", "# a", show=False)
+        waiting_text = pane.placeholder.text()
+        window.artifacts_button.click()
+        await asyncio.sleep(0.1)
+        return window, waiting_text
+
+    window, waiting_text = loop.run_until_complete(scenario())
+    pane = window.artifact_pane
+    assert "No artifacts yet" not in waiting_text  # never beside a listed artifact
+    assert window.width() == 900 and pane.isVisible()
+    assert pane.current() is not None  # the preview shows the artifact, not a blank page
+    assert not window.sidebar.isVisible()  # it stepped aside in a window this narrow…
+    window.artifacts_button.click()
+    assert window.sidebar.isVisible() and window.width() == 900  # …and came back
