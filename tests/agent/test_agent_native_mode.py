@@ -237,3 +237,11 @@ async def test_an_artifact_s_source_returned_as_text_too_never_reaches_the_model
     seen = result.steps[0].observation
     assert "Made the report." in seen and "[Artifact generated: report.html]" in seen
     assert "<p>row</p>" not in seen and len(seen) < 600
+
+
+async def test_a_failed_call_sent_again_unchanged_ends_the_loop() -> None:
+    bad = tool_call_reply(("calculator", {"expression": "2 +* 2"}))
+    llm = native_llm(bad, bad, bad, ChatMessage.assistant("never asked"))
+    result = await ReActAgent(llm, registry()).run("2+2?")
+    assert len(result.steps) == 1 and result.steps[0].error  # run once, not three times
+    assert len(llm.requests) == 2 and result.stop_reason == "final_answer"

@@ -102,6 +102,9 @@ def find_repeat(steps: list[StepRecord], tool: str, args: Any, *,
     number they were just given (``calculator("60.7")``). A read-only call repeats an
     earlier identical one as long as no tool that changes things ran in between (reading a
     file again after writing it is meant); any call repeats one of the previous iteration.
+    A call that failed repeats too when made again right away with the same arguments: the
+    bundled model sent ``date_calc(end_date="2026-11-90")`` five times, getting the same
+    error each time (41 s for nothing). Timeouts are the exception: a retry may succeed.
     """
     if not steps:
         return None
@@ -114,11 +117,18 @@ def find_repeat(steps: list[StepRecord], tool: str, args: Any, *,
     for step in reversed(steps):
         if not read_only and step.iteration != last_iteration:
             break
-        if step.tool == tool and step.error is None and _canonical(step.args) == wanted:
+        if step.tool == tool and _canonical(step.args) == wanted and (
+                step.error is None
+                or (step.iteration == last_iteration and not _timed_out(step.error))):
             return step
         if step.changed_something:
             break
     return None
+
+
+def _timed_out(error: str) -> bool:
+    lowered = error.lower()
+    return "timed out" in lowered or "timeout" in lowered or "did not finish" in lowered
 
 
 def _loads(text: str) -> Any:
