@@ -143,3 +143,21 @@ def test_call_shaped_text_to_a_made_up_tool() -> None:
 ])
 def test_made_up_tool_names_map_only_when_clearly_meant(made_up: str, meant: str | None) -> None:
     assert closest_tool(made_up, KNOWN) == meant
+
+
+def test_properties_named_like_schema_keywords_are_kept() -> None:
+    from desktop_app.core.llm.llama_messages import compact_tools, forced_call_grammar
+    from desktop_app.core.tools.builtin.notes import NoteCreateTool
+
+    [spec] = compact_tools([NoteCreateTool().spec()])
+    params = spec["function"]["parameters"]
+    # "title" is a schema annotation word, but here it is the note's required title.
+    assert set(params["properties"]) == {"title", "text", "tags"}
+    assert params["required"] == ["title", "text"]
+    assert "title-kv" in forced_call_grammar(spec, "hermes")
+    odd = compact_tools([{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "title": "Args", "properties": {
+            "default": {"type": "string", "title": "Default", "description": "d"}}}}}])
+    kept = odd[0]["function"]["parameters"]
+    assert "title" not in kept and kept["properties"] == {
+        "default": {"type": "string", "description": "d"}}

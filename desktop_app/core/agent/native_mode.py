@@ -10,6 +10,7 @@ is the final answer.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
 from desktop_app.core.agent.prompts import native_observation
@@ -42,6 +43,12 @@ def _repeats(state: RunState, calls: list[ToolCall]) -> bool:
     return True
 
 
+def _command_done(state: RunState, steps: list[StepRecord]) -> bool:
+    """The request's opening command (``state.commanded_tool``) has just succeeded."""
+    return bool(state.commanded_tool) and any(
+        step.tool == state.commanded_tool and step.error is None for step in steps)
+
+
 async def run_native(state: RunState) -> None:
     """The native-mode tool loop; fills ``state`` (answer, steps, stop reason).
 
@@ -59,12 +66,16 @@ async def run_native(state: RunState) -> None:
         state.iterations = iteration
         await state.emit(ThinkingStart(iteration=iteration))
         cut_short = live = False
+        choice: Any = None
+        if iteration == 1 and state.commanded_tool and specs:
+            choice = {"type": "function", "function": {"name": state.commanded_tool}}
         if streaming:
             live = not state.steps or state.continue_after_tools
             reply, cut_short = await state.stream_turn(
-                tools=specs, live=live, stop_at_answer=not live and state.stop_early)
+                tools=specs, live=live, stop_at_answer=not live and state.stop_early,
+                tool_choice=choice)
         else:
-            reply = (await state.chat(tools=specs)).message
+            reply = (await state.chat(tools=specs, tool_choice=choice)).message
         calls = _normalise_calls(list(reply.tool_calls), iteration)
         if not cut_short:
             state.messages.append(ChatMessage.assistant(
@@ -108,6 +119,13 @@ async def run_native(state: RunState) -> None:
             state.steps.append(step)
             state.messages.append(ChatMessage.tool(native_observation(step.observation, step.error),
                                                    tool_call_id=call.id, name=call.name))
-        await state.inject(state.drain_interrupts())  # only after every tool message
+        injected = state.drain_interrupts()
+        await state.inject(injected)  # only after every tool message
+        if not injected and _command_done(state, steps):
+            # "Make a table of …" is done once the table is made: asked for more, the
+            # bundled model made twelve more pages (108 s). The answer comes from synthesis.
+            state.stop_reason = "final_answer"
+            await state.emit(AnswerSignal())
+            return
 
     state.stop_reason = "max_iterations"

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from desktop_app.core.agent.events import Notice, Phase
 from desktop_app.core.agent.guard import ContextGuardLike
+from desktop_app.core.agent.intents import commanded_tool
 from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.agent.json_mode import Action, parse_action, run_json
 from desktop_app.core.agent.mentions import read_mentioned_files, search_named_notes
@@ -155,6 +156,7 @@ class ReActAgent:
                                           timeout=self.tool_timeout)
             state.messages = self._initial_messages(query, history, state.registry, native)
             if native:
+                state.commanded_tool = commanded_tool(query, state.registry)
                 await read_mentioned_files(state)
                 await search_named_notes(state)
                 try:

@@ -25,7 +25,7 @@ from desktop_app.core.agent.metrics import timed
 from desktop_app.core.agent.result import AgentResult, StepRecord, StopReason
 from desktop_app.core.agent.tool_exec import ToolExecutor
 from desktop_app.core.errors import ContextOverflowError
-from desktop_app.core.llm.base import LLM, ToolSpec
+from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
 from desktop_app.core.llm.types import ChatMessage, LLMResult, StreamChunk, ToolCall, Usage
 from desktop_app.core.tools.base import ToolRegistry
 
@@ -69,6 +69,9 @@ class RunState:
     answer_streamed: bool = False
     #: After tools ran, stream the model's next text reply as the answer (no synthesis).
     continue_after_tools: bool = False
+    #: The tool the request's opening command names ("Make a table …"): the first model
+    #: turn must call it (see ``agent/intents.py``).
+    commanded_tool: str | None = None
     #: After tools ran, stop a reply once it is known to be text (synthesis follows): for
     #: local models, where every generated token costs the user time.
     stop_early: bool = False
@@ -129,7 +132,7 @@ class RunState:
 
     async def chat(self, *, tools: list[ToolSpec] | None = None,
                    response_format: dict[str, Any] | None = None,
-                   tool_choice: str | None = None) -> LLMResult:
+                   tool_choice: ToolChoice = None) -> LLMResult:
         """One non-streaming loop call; one forced compaction + retry on context overflow."""
         try:
             result = await self._chat_once(tools, response_format, tool_choice)
@@ -156,7 +159,7 @@ class RunState:
 
     async def stream_turn(self, *, tools: list[ToolSpec] | None, live: bool,
                           stop_at_answer: bool,
-                          tool_choice: str | None = None) -> tuple[ChatMessage, bool]:
+                          tool_choice: ToolChoice = None) -> tuple[ChatMessage, bool]:
         """One loop call, streamed: ``(reply, cut_short)``.
 
         ``live``: visible text goes to ``answer_sink`` as it arrives (a direct answer is
@@ -175,7 +178,7 @@ class RunState:
 
     async def _stream_once(self, tools: list[ToolSpec] | None, live: bool,
                            stop_at_answer: bool,
-                           tool_choice: str | None) -> tuple[ChatMessage, bool]:
+                           tool_choice: ToolChoice) -> tuple[ChatMessage, bool]:
         parts: list[str] = []
         reasoning: list[str] = []
         calls: list[ToolCall] = []
@@ -227,7 +230,7 @@ class RunState:
 
     async def _chat_once(self, tools: list[ToolSpec] | None,
                          response_format: dict[str, Any] | None,
-                         tool_choice: str | None = None) -> LLMResult:
+                         tool_choice: ToolChoice = None) -> LLMResult:
         return await self.llm.chat(self.messages, tools=tools, response_format=response_format,
                                    tool_choice=tool_choice if tools else None,
                                    temperature=self.temperature, max_tokens=self.max_tokens)

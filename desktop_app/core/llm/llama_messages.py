@@ -73,7 +73,19 @@ def compact_schema(schema: Any) -> Any:
     it (``{"expression": "98765 / 43", "required": ["expression"]}``)."""
     if isinstance(schema, dict):
         keys = sorted(schema, key=lambda k: (k != "type", k != "required"))
-        return {k: compact_schema(schema[k]) for k in keys if k not in _NOISE_KEYS}
+        out = {}
+        for key in keys:
+            if key in ("properties", "patternProperties", "$defs", "definitions"):
+                # Names here are the tool's own (a property may be called "title" or
+                # "default"): only their schemas are compacted. Dropping a "title"
+                # property hid it from the model, which then never sent the required title
+                # of note_create, make_table and make_report.
+                value = schema[key]
+                out[key] = ({name: compact_schema(sub) for name, sub in value.items()}
+                            if isinstance(value, dict) else value)
+            elif key not in _NOISE_KEYS:
+                out[key] = compact_schema(schema[key])
+        return out
     if isinstance(schema, list):
         return [compact_schema(v) for v in schema]
     return schema

@@ -1,0 +1,51 @@
+"""Requests that open with a tool's command get that tool's call on the first turn."""
+
+from __future__ import annotations
+
+import pytest
+from agent_helpers import Recorder
+
+from desktop_app.core.agent import IterationDone, ReActAgent, drive_run
+from desktop_app.core.agent.intents import commanded_tool
+from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
+from desktop_app.core.tools.base import ToolRegistry
+from desktop_app.core.tools.builtin.notes import NoteStore, note_tools
+from desktop_app.core.tools.builtin.reports import report_tools
+
+pytestmark = pytest.mark.anyio
+
+
+def _tools(tmp_path) -> ToolRegistry:
+    return ToolRegistry([*report_tools(), *note_tools(NoteStore(tmp_path / "notes"))])
+
+
+@pytest.mark.parametrize(("query", "tool"), [
+    ("Make a table of the first four planets.", "make_table"),
+    ("please create a table with columns Name and Phone", "make_table"),
+    ("Draw a bar chart of sales: Jan 120, Feb 95.", "make_chart"),
+    ("Make a line chart of these temperatures", "make_chart"),
+    ("Write a short report titled 'Weekly Summary'", "make_report"),
+    ("Save a note titled 'Groceries' with: milk", "note_create"),
+    ("Convert 5 km to miles and show the results in a table.", None),  # convert first
+    ("What is a table in SQL?", None),
+    ("Can you explain how notes work?", None),
+    ("Create a file called x.txt", None),  # write_file is not offered here
+])
+def test_only_an_opening_command_names_a_tool(tmp_path, query: str, tool: str | None) -> None:
+    assert commanded_tool(query, _tools(tmp_path)) == tool
+
+
+async def test_the_first_turn_is_a_forced_call_of_the_commanded_tool(tmp_path) -> None:
+    table = tool_call_reply(("make_table", {"title": "Planets", "columns": ["Order", "Planet"],
+                                            "rows": [[1, "Mercury"], [2, "Venus"]]}))
+    llm = ScriptedLLM([table, "Here is the table."], tool_call=True)  # 2nd: the synthesis
+    events = Recorder()
+    await drive_run(ReActAgent(llm, _tools(tmp_path)), "Make a table of the first planets.",
+                    emit=events)
+    assert llm.requests[0].tool_choice == {"type": "function",
+                                           "function": {"name": "make_table"}}
+    assert all(r.tool_choice is None for r in llm.requests[1:])  # only the first turn
+    # Done once the table is made: no second loop turn, the synthesis answers.
+    assert len(llm.requests) == 2 and llm.requests[1].tools is None
+    [card] = events.of(IterationDone)
+    assert card.tool_name == "make_table" and card.artifacts
