@@ -54,7 +54,9 @@ def _validate(labels: Sequence[str], series: Sequence[tuple[str, Sequence[float 
         if len(values) != len(labels):
             raise ToolArgumentError(
                 f"Series '{name}' has {len(values)} values but there are {len(labels)} labels.",
-                hint="Give exactly one value (or null) per label.")
+                hint="labels are the points along the x-axis, one per value (for example "
+                     "the days or the items), not the column names; give exactly one value "
+                     "(or null) per label.")
         for v in values:
             if v is not None and (isinstance(v, bool) or not math.isfinite(float(v))):
                 raise ToolArgumentError(f"Series '{name}' contains {v!r}, which is not a number.")
