@@ -70,6 +70,8 @@ class Composer(QFrame):
     send_requested = Signal(str)
     interrupt_requested = Signal(str)
     stop_requested = Signal()
+    #: The user gave up editing an earlier message (Cancel or Esc).
+    edit_cancelled = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -77,6 +79,21 @@ class Composer(QFrame):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(16, 8, 16, 10)
         outer.setSpacing(4)
+        # Shown while an earlier message is being edited: sending replaces it.
+        self.editing_bar = QFrame(self)
+        editing = QHBoxLayout(self.editing_bar)
+        editing.setContentsMargins(0, 0, 0, 0)
+        self.editing_label = QLabel("Editing your earlier message — Send replaces it and the "
+                                    "answers after it.")
+        self.editing_label.setObjectName("Muted")
+        self.editing_label.setWordWrap(True)
+        cancel = QPushButton("Cancel edit")
+        cancel.setToolTip("Keep the conversation as it is (Esc)")
+        cancel.clicked.connect(self.edit_cancelled.emit)
+        editing.addWidget(self.editing_label, 1)
+        editing.addWidget(cancel)
+        self.editing_bar.hide()
+        outer.addWidget(self.editing_bar)
         row = QHBoxLayout()
         self.input = ComposerInput(self)
         self.input.submit.connect(self.submit)
@@ -119,6 +136,16 @@ class Composer(QFrame):
         self.hint.setText("Working… messages you send now reach the agent as interrupts. "
                           "Esc stops." if running else "")
         self.hint.setVisible(running)
+
+    def set_editing(self, editing: bool) -> None:
+        """Show or hide the "editing an earlier message" bar."""
+        self.editing_bar.setVisible(editing)
+        self.send_button.setText("Resend" if editing and not self._running else
+                                 "Interrupt" if self._running else "Send")
+
+    @property
+    def editing(self) -> bool:
+        return not self.editing_bar.isHidden()
 
     def set_text(self, text: str) -> None:
         self.input.setPlainText(text)

@@ -107,6 +107,7 @@ class MainWindow(QMainWindow):
         self.composer.send_requested.connect(lambda text: self.spawn(self.send(text)))
         self.composer.interrupt_requested.connect(self.interrupt)
         self.composer.stop_requested.connect(self.controller.stop)
+        self.composer.edit_cancelled.connect(self._cancel_edit)
         self.picker.model_changed.connect(self._model_changed)
         self.picker.mode_changed.connect(self._mode_changed)
         self.controller.run_event.connect(self._on_event)
@@ -255,7 +256,8 @@ class MainWindow(QMainWindow):
         # Check the model before anything changes on screen: the error says what to do.
         self.ctx.registry.resolve(self.picker.current_model())
         if self._editing is not None:
-            editing, self._editing = self._editing, None
+            editing = self._editing
+            self._end_edit()
             await self._truncate_from(editing)
         if self.conversation_id is None:
             conv = await self.ctx.store.create_conversation(
@@ -283,8 +285,7 @@ class MainWindow(QMainWindow):
 
     def _escape(self) -> None:
         if self._editing is not None:
-            self._editing = None
-            self.composer.set_text("")
+            self._cancel_edit()
         elif self.controller.active is not None:
             self.controller.stop()
 
@@ -304,8 +305,22 @@ class MainWindow(QMainWindow):
     def _edit(self, widget: UserMessage) -> None:
         if self.controller.active is not None:
             return
+        self._end_edit()
         self._editing = widget
+        widget.set_editing(True)
+        self.composer.set_editing(True)
         self.composer.set_text(widget.text)
+
+    def _end_edit(self) -> None:
+        if self._editing is not None and shiboken6.isValid(self._editing):
+            self._editing.set_editing(False)
+        self._editing = None
+        self.composer.set_editing(False)
+
+    def _cancel_edit(self) -> None:
+        if self._editing is not None:
+            self._end_edit()
+            self.composer.set_text("")
 
     async def _truncate_from(self, widget: UserMessage) -> None:
         if widget.message_id is not None:

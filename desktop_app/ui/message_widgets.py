@@ -77,6 +77,15 @@ class UserMessage(QFrame):
         self.edit_button.clicked.connect(lambda: self.edit_requested.emit(self))
         inner.addWidget(self.edit_button, 0, Qt.AlignmentFlag.AlignBottom)
         outer.addWidget(bubble)
+        self.bubble = bubble
+
+    def set_editing(self, editing: bool) -> None:
+        """Mark this message as the one being edited in the composer."""
+        self.bubble.setProperty("editing", editing)
+        self.bubble.style().unpolish(self.bubble)
+        self.bubble.style().polish(self.bubble)
+        self.edit_button.setText("Editing…" if editing else "Edit")
+        self.edit_button.setEnabled(not editing)
 
 
 class ThinkingIndicator(QLabel):

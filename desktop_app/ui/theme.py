@@ -91,6 +91,7 @@ QToolTip {{ background: {p.surface}; color: {p.text}; border: 1px solid {p.borde
 #ChatHeader {{ background: {p.surface}; border-bottom: 1px solid {p.border}; }}
 #ChatScroll, #ChatContent {{ background: {p.window}; border: none; }}
 #UserBubble {{ background: {p.user_bubble}; border-radius: 10px; }}
+#UserBubble[editing="true"] {{ border: 2px dashed {p.accent}; }}
 #AssistantTurn {{ background: transparent; }}
 #ToolCard {{ background: {p.surface}; border: 1px solid {p.border}; border-radius: 8px; }}
 #ToolCardHeader {{ text-align: left; border: none; padding: 4px 6px; font-weight: 600; }}

@@ -106,6 +106,22 @@ def test_delete_messages_from_supports_regenerate(store: ConversationStore) -> N
     store.add_message(conv.id, "user", "q2")
     assert store.delete_messages_from(answer.id) == 2
     assert [m.content for m in store.list_messages(conv.id)] == ["q1"]
+    assert store.get_conversation(conv.id).title == "q1"  # its first question stays
+
+
+def test_editing_the_first_question_renames_an_auto_titled_chat(store: ConversationStore) -> None:
+    conv = store.create_conversation()
+    first = store.add_message(conv.id, "user", "Compute 12*12")
+    store.add_message(conv.id, "assistant", "144")
+    store.delete_messages_from(first.id)  # edit and resend
+    store.add_message(conv.id, "user", "Compute 13*13")
+    assert store.get_conversation(conv.id).title == "Compute 13*13"
+    # A title the user gave is theirs: it survives the edit.
+    store.rename_conversation(conv.id, "Squares")
+    second = store.list_messages(conv.id)[0]
+    store.delete_messages_from(second.id)
+    store.add_message(conv.id, "user", "Compute 14*14")
+    assert store.get_conversation(conv.id).title == "Squares"
 
 
 def test_tool_steps_and_artifacts_belong_to_their_message(store: ConversationStore) -> None:

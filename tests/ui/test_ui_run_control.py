@@ -7,6 +7,7 @@ import time
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
 from ui_helpers import make_window, wait_for
 
 from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final
@@ -124,16 +125,28 @@ def test_edit_and_resend_replaces_the_question(qtbot, loop) -> None:
         await window.controller.wait_idle()
         window.chat.items()[0].edit_button.click()
         assert window.composer.text() == "tell me about cats"
+        # The composer says what Send will do, and the edit can be called off.
+        assert window.composer.editing and window.composer.send_button.text() == "Resend"
+        assert window.chat.items()[0].edit_button.text() == "Editing…"
+        window.composer.editing_bar.findChild(QPushButton).click()
+        assert not window.composer.editing and window.composer.text() == ""
+        assert window.chat.items()[0].edit_button.text() == "Edit"
+        window.chat.items()[0].edit_button.click()
         window.composer.set_text("tell me about dogs")
         window.composer.submit()
         await wait_for(lambda: not llm.replies and window.controller.active is None)
         await asyncio.sleep(0.05)
         detail = await window.ctx.store.load_conversation(window.conversation_id)
+        await window.sidebar.refresh()
         return window, detail
 
     window, detail = loop.run_until_complete(scenario())
+    assert not window.composer.editing
     assert [(m.role, m.content) for m in detail.messages] == [
         ("user", "tell me about dogs"), ("assistant", "About dogs.")]
+    # The chat's title followed the edited first question.
+    assert detail.conversation.title == "tell me about dogs"
+    assert window.sidebar.list.item(0).text().startswith("tell me about dogs")
     items = window.chat.items()
     assert [w.text for w in items if type(w).__name__ == "UserMessage"] == ["tell me about dogs"]
     # the model saw only the edited question, not the old exchange

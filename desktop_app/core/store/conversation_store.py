@@ -337,9 +337,20 @@ class ConversationStore(ItemsMixin, EvalsMixin):
         """Delete this message and every later one of its conversation (for regenerate)."""
         conversation_id = self.get_message(message_id).conversation_id
         with self.transaction() as conn:
+            first = conn.execute(
+                "SELECT content FROM messages WHERE conversation_id = ? AND role = 'user' "
+                "AND id >= ? AND NOT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? "
+                "AND role = 'user' AND id < ?) ORDER BY id LIMIT 1",
+                (conversation_id, message_id, conversation_id, message_id)).fetchone()
             cur = conn.execute("DELETE FROM messages WHERE conversation_id = ? AND id >= ?",
                                (conversation_id, message_id))
-        return cur.rowcount
+            deleted = cur.rowcount
+            if first is not None:
+                # The first question goes (edit and resend): a title made from it goes too,
+                # and the next question names the chat. A title the user chose stays.
+                conn.execute("UPDATE conversations SET title = '' WHERE id = ? AND title = ?",
+                             (conversation_id, _auto_title(first[0])))
+        return deleted
 
     def load_history(self, conversation_id: str) -> list[ChatMessage]:
         """The conversation as the engine's ``history`` (see ``history.history_from_rows``).
