@@ -7,12 +7,13 @@ model or the tools change; each keystroke only adds an estimate of the draft.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QLabel, QWidget
 
 if TYPE_CHECKING:
+    from desktop_app.core.llm.registry import ModelEntry
     from desktop_app.core.store.records import Message
     from desktop_app.core.tools.base import ToolRegistry
 
@@ -63,3 +64,17 @@ async def measure_base(messages: Sequence[Message], tools: ToolRegistry) -> int:
                            tool_specs=tools.specs())
 
     return await asyncio.to_thread(count)
+
+
+async def refresh(composer: Any, ctx: Any, entry: ModelEntry | None,
+                  current: Callable[[], str | None]) -> None:
+    """Recount the open conversation (``current()``) for ``composer.gauge``; a switch of
+    conversation meanwhile leaves the gauge to the newer count."""
+    conversation_id = current()
+    if entry is None:
+        composer.gauge.set_base(None, 0)
+        return
+    messages = await ctx.store.list_messages(conversation_id) if conversation_id else []
+    base = await measure_base(messages, ctx.tools())
+    if conversation_id == current():
+        composer.gauge.set_base(base, entry.context_size, composer.text())

@@ -25,9 +25,11 @@ from PySide6.QtWidgets import (
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.ui import theme
 from desktop_app.ui.app_context import AppContext
+from desktop_app.ui.artifact_dock import ArtifactDock
 from desktop_app.ui.artifact_pane import ArtifactPane
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.composer import Composer
+from desktop_app.ui.edit_session import EditSession
 from desktop_app.ui.history_view import builders_for
 from desktop_app.ui.message_widgets import AssistantTurn, UserMessage
 from desktop_app.ui.model_picker import ModelPicker
@@ -54,13 +56,10 @@ class MainWindow(QMainWindow):
         self.controller = RunController(ctx, self)
         self.conversation_id: str | None = None
         self.live_turn: AssistantTurn | None = None
-        self._editing: UserMessage | None = None
         self._live_user: UserMessage | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         #: Set when the window was closed (maybe before anyone listened to ``closed``).
         self.is_closed = False
-        #: The artifact pane needed the sidebar's room; it comes back when the pane closes.
-        self._sidebar_hidden_for_pane = False
 
         self.sidebar = Sidebar(ctx.store)
         self.sidebar.setMinimumWidth(220)
@@ -72,7 +71,7 @@ class MainWindow(QMainWindow):
         self.picker.set_registry(ctx.registry)
         self.artifacts_button = QPushButton("Artifacts")
         self.artifacts_button.setToolTip("Show the documents tools made in this conversation")
-        self.artifacts_button.clicked.connect(self._toggle_artifacts)
+        self.artifacts_button.clicked.connect(lambda: self.artifact_dock.toggle())
         self.compare_button = QPushButton("Compare…")
         self.compare_button.setToolTip("Compare models: one prompt, several models side by side "
                                        "(Ctrl+Shift+M)")
@@ -83,6 +82,7 @@ class MainWindow(QMainWindow):
         self.banner = StatusBanner()
         self.chat = ChatView()
         self.composer = Composer()
+        self.edits = EditSession(self.composer)
         center = QWidget()
         column = QVBoxLayout(center)
         column.setContentsMargins(0, 0, 0, 0)
@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([260, 900, 0])
         self.setCentralWidget(self.splitter)
+        self.artifact_dock = ArtifactDock(self.splitter, self.sidebar, self.artifact_pane)
 
         self.sidebar.new_requested.connect(self.new_conversation)
         self.sidebar.conversation_selected.connect(lambda cid: self.spawn(self.open_conversation(cid)))
@@ -107,7 +108,6 @@ class MainWindow(QMainWindow):
         self.composer.send_requested.connect(lambda text: self.spawn(self.send(text)))
         self.composer.interrupt_requested.connect(self.interrupt)
         self.composer.stop_requested.connect(self.controller.stop)
-        self.composer.edit_cancelled.connect(self._cancel_edit)
         self.picker.model_changed.connect(self._model_changed)
         self.picker.mode_changed.connect(self._mode_changed)
         self.controller.run_event.connect(self._on_event)
@@ -128,7 +128,6 @@ class MainWindow(QMainWindow):
                            (QKeySequence("Ctrl+Q"), self.close)):
             QShortcut(QKeySequence(keys), self).activated.connect(slot)
         self.artifact_pane.count_changed.connect(self._artifact_count)
-        self.artifact_pane.closed.connect(self._artifacts_closed)
         self._show_model_in_empty_state()
         state = load_state()
         geometry = state.get("geometry")
@@ -170,8 +169,7 @@ class MainWindow(QMainWindow):
         self.live_turn = None
         self.chat.clear()
         self.artifact_pane.clear()
-        self.artifact_pane.hide()
-        self._artifacts_closed()
+        self.artifact_dock.close()
         self.sidebar.set_current(None)
         # The model and mode the user picked stay: a new chat is not a reset of choices.
         if self.picker.current_model() is None:
@@ -255,9 +253,8 @@ class MainWindow(QMainWindow):
             return
         # Check the model before anything changes on screen: the error says what to do.
         self.ctx.registry.resolve(self.picker.current_model())
-        if self._editing is not None:
-            editing = self._editing
-            self._end_edit()
+        editing = self.edits.take()
+        if editing is not None:
             await self._truncate_from(editing)
         if self.conversation_id is None:
             conv = await self.ctx.store.create_conversation(
@@ -284,8 +281,8 @@ class MainWindow(QMainWindow):
         self.spawn(self.controller.interrupt(text))
 
     def _escape(self) -> None:
-        if self._editing is not None:
-            self._cancel_edit()
+        if self.edits.active:
+            self.edits.cancel()
         elif self.controller.active is not None:
             self.controller.stop()
 
@@ -303,24 +300,8 @@ class MainWindow(QMainWindow):
         await self.send(text)
 
     def _edit(self, widget: UserMessage) -> None:
-        if self.controller.active is not None:
-            return
-        self._end_edit()
-        self._editing = widget
-        widget.set_editing(True)
-        self.composer.set_editing(True)
-        self.composer.set_text(widget.text)
-
-    def _end_edit(self) -> None:
-        if self._editing is not None and shiboken6.isValid(self._editing):
-            self._editing.set_editing(False)
-        self._editing = None
-        self.composer.set_editing(False)
-
-    def _cancel_edit(self) -> None:
-        if self._editing is not None:
-            self._end_edit()
-            self.composer.set_text("")
+        if self.controller.active is None:
+            self.edits.start(widget)
 
     async def _truncate_from(self, widget: UserMessage) -> None:
         if widget.message_id is not None:
@@ -388,58 +369,18 @@ class MainWindow(QMainWindow):
 
     async def refresh_gauge(self) -> None:
         """Recount what the next request carries (conversation, tools) for the gauge."""
-        from desktop_app.ui.context_gauge import measure_base
+        from desktop_app.ui.context_gauge import refresh
 
-        entry, conversation_id = self.picker.current_entry(), self.conversation_id
-        if entry is None:
-            self.composer.gauge.set_base(None, 0)
-            return
-        messages = (await self.ctx.store.list_messages(conversation_id)
-                    if conversation_id else [])
-        base = await measure_base(messages, self.ctx.tools())
-        if conversation_id == self.conversation_id:  # not switched meanwhile
-            self.composer.gauge.set_base(base, entry.context_size, self.composer.text())
+        await refresh(self.composer, self.ctx, self.picker.current_entry(),
+                      lambda: self.conversation_id)
 
     # --- artifacts ------------------------------------------------------------------------------
     def _add_artifact(self, name: str, mime_type: str, content: str) -> None:
         self.artifact_pane.add_artifact(name, mime_type, content)
-        self._show_artifacts()
-
-    def _show_artifacts(self) -> None:
-        """Open the pane inside the window's width: the chat gives up room first, then the
-        sidebar steps aside until the pane closes; the window never grows (it did, 900 →
-        1181 px, past the edge of a small screen)."""
-        if self.artifact_pane.isVisible():
-            return
-        side, chat, _ = self.splitter.sizes()
-        room = side + chat
-        chat_min = self.splitter.widget(1).minimumSizeHint().width()
-        pane_min = self.artifact_pane.minimumSizeHint().width()
-        side_min = max(self.sidebar.minimumWidth(), self.sidebar.minimumSizeHint().width())
-        if side and room - side - pane_min < chat_min:
-            side = max(side_min, room - chat_min - pane_min)  # narrower first
-            if room - side - pane_min < chat_min:
-                self.sidebar.hide()
-                self._sidebar_hidden_for_pane = True
-                side = 0
-        pane = max(pane_min, min(420, room - side - chat_min))
-        self.artifact_pane.show()
-        self.splitter.setSizes([side, max(chat_min, room - side - pane), pane])
-
-    def _artifacts_closed(self) -> None:
-        if self._sidebar_hidden_for_pane:
-            self._sidebar_hidden_for_pane = False
-            self.sidebar.show()
+        self.artifact_dock.open()
 
     def _artifact_count(self, count: int) -> None:
         self.artifacts_button.setText(f"Artifacts ({count})" if count else "Artifacts")
-
-    def _toggle_artifacts(self) -> None:
-        if self.artifact_pane.isVisible():
-            self.artifact_pane.hide()
-            self._artifacts_closed()
-        else:
-            self._show_artifacts()
 
     # --- settings -------------------------------------------------------------------------------
     def open_settings(self) -> None:
