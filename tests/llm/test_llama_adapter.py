@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import asyncio
 import contextlib
 import json
@@ -341,3 +343,29 @@ def test_aclose_stops_the_worker_and_refuses_new_work(bundled_model_path: Path) 
     assert worker is not None and not worker.is_alive() and not llm.loaded
     with pytest.raises(LLMError, match="closed"):
         asyncio.run(llm.chat([ChatMessage.user("Hi")], max_tokens=1))
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="no per-thread priority here")
+def test_the_model_worker_and_the_threads_it_starts_yield_to_the_window() -> None:
+    import threading
+
+    from desktop_app.core.llm.llama_worker import WORKER_NICENESS, ModelWorker
+
+    def niceness() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def in_worker() -> tuple[int, int]:
+        seen: list[int] = []
+        child = threading.Thread(target=lambda: seen.append(niceness()))
+        child.start()
+        child.join()
+        return niceness(), seen[0]
+
+    worker = ModelWorker("probe")
+    own = niceness()
+    try:
+        worker_nice, child_nice = worker.submit(in_worker).result(timeout=10)
+    finally:
+        worker.shutdown().result(timeout=10)
+    assert worker_nice == child_nice == min(19, own + WORKER_NICENESS)
+    assert niceness() == own  # the caller (the window's thread) keeps its priority
