@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from desktop_app.cli.common import make_confirmer
 from desktop_app.core.agent.events import Event, Phase
 from desktop_app.core.dag.events import (
     DagAnalysis,
@@ -76,8 +77,6 @@ class DagPrinter:
 async def run_dag_goal(args: argparse.Namespace, registry: ModelRegistry, settings: Settings,
                        printer: Any, tools: ToolRegistry | None = None) -> int:
     """Run the question as a DAG goal; returns the exit code (0 ok, 1 failed)."""
-    from desktop_app.cli.ask import make_confirmer
-
     agent_options: dict[str, Any] = {
         "use_native_tools": not args.json_mode,
         "confirm": make_confirmer(settings, assume_yes=args.yes),

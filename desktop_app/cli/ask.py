@@ -13,7 +13,12 @@ import json
 import sys
 from typing import Any, TextIO
 
-from desktop_app.cli.common import add_model_argument, add_prompt_arguments, read_prompt
+from desktop_app.cli.common import (
+    add_model_argument,
+    add_prompt_arguments,
+    make_confirmer,
+    read_prompt,
+)
 from desktop_app.core.agent import (
     AnswerDelta,
     Compact,
@@ -34,7 +39,6 @@ from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.store.settings import Settings, load_settings
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin import default_tools
-from desktop_app.core.tools.confirmation import TerminalConfirmer
 from desktop_app.core.tools.toolbox import Toolbox
 
 
@@ -118,17 +122,6 @@ class TerminalPrinter:
 
     def _note(self, line: str) -> None:
         print(line, file=self.err, flush=True)
-
-
-def make_confirmer(settings: Settings, *, assume_yes: bool) -> Any:
-    """Ask on the terminal (yes / no / always) before tools that change things; deny, saying
-    why, when nobody can answer. ``--yes`` allows everything."""
-    if assume_yes:
-        async def allow(tool_name: str, args: dict[str, Any]) -> bool:
-            return True
-
-        return allow
-    return TerminalConfirmer(settings=settings)
 
 
 def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace,

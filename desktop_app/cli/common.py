@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from desktop_app.core.errors import ConfigError
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.registry import ModelRegistry
-from desktop_app.core.store.settings import load_settings
+from desktop_app.core.store.settings import Settings, load_settings
+from desktop_app.core.tools.confirmation import TerminalConfirmer
 
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
@@ -50,3 +52,14 @@ def read_prompt(args: argparse.Namespace, what: str = "question") -> str:
         raise ConfigError(f"No {what} given.",
                           hint="Type it after the command, pipe it in with '-', or use --file.")
     return text
+
+
+def make_confirmer(settings: Settings, *, assume_yes: bool) -> Any:
+    """Ask on the terminal (yes / no / always) before tools that change things; deny, saying
+    why, when nobody can answer. ``--yes`` allows everything."""
+    if assume_yes:
+        async def allow(tool_name: str, args: dict[str, Any]) -> bool:
+            return True
+
+        return allow
+    return TerminalConfirmer(settings=settings)

@@ -27,7 +27,7 @@ _STOP = object()
 WORKER_NICENESS = 10
 
 
-def lower_priority(step: int = WORKER_NICENESS) -> bool:
+def lower_priority(step: int | None = None) -> bool:
     """Make the calling thread (and the llama.cpp compute threads it starts, which inherit
     it) yield the CPU to the window: with generation on every core, a typed character took
     0.33 s to appear. Only the model slows, and only while something else wants the CPU.
@@ -36,7 +36,9 @@ def lower_priority(step: int = WORKER_NICENESS) -> bool:
         return False
     try:
         tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + step)
+        step = WORKER_NICENESS if step is None else step
+        if step:
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + step)
     except OSError:
         return False
     return True

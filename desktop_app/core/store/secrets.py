@@ -10,16 +10,31 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 import keyring
 from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
 
 from desktop_app.core.errors import KeyringUnavailableError, SecretsError
 
-if TYPE_CHECKING:
-    from desktop_app.core.store.settings import Settings
+
+class KeyedEndpoint(Protocol):
+    """Where an endpoint's key lives (``EndpointModelConfig`` has these)."""
+
+    @property
+    def api_key_ref(self) -> str | None: ...
+
+    @property
+    def api_key_env(self) -> str | None: ...
+
+
+class HasEndpoints(Protocol):
+    """Settings, as far as secrets care (no import of the settings module: it imports this
+    one to move old plaintext keys into the keyring)."""
+
+    @property
+    def endpoints(self) -> Sequence[KeyedEndpoint]: ...
 
 SERVICE = "desktop-app"
 
@@ -105,7 +120,7 @@ def delete_api_key(ref: str) -> None:
         raise KeyringUnavailableError("No OS keyring is available.", hint=_NO_BACKEND_HINT) from exc
 
 
-def known_secrets(settings: Settings) -> list[str]:
+def known_secrets(settings: HasEndpoints) -> list[str]:
     """Every API key the configured endpoints use (to scrub them from exports and logs).
 
     Keys that cannot be read (no keyring) are simply not listed: this must never fail.

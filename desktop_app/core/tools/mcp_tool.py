@@ -12,12 +12,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from desktop_app.core.tools.base import RICH_MIME_TYPES, Artifact, Tool, ToolResult
 
-if TYPE_CHECKING:
-    from desktop_app.core.tools.mcp_client import McpConnection
+
+class ToolCaller(Protocol):
+    """What a tool needs of its server connection (``mcp_client.McpConnection``); a
+    protocol, so this module does not import the client that imports it."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def call(self, tool: str, args: dict[str, Any]) -> ToolResult: ...
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1_000
@@ -84,7 +91,7 @@ def convert_result(result: Any, tool_name: str) -> ToolResult:
 class McpTool(Tool):
     """A tool served by an MCP server, called through its ``McpConnection``."""
 
-    def __init__(self, connection: McpConnection, remote: Any) -> None:
+    def __init__(self, connection: ToolCaller, remote: Any) -> None:
         self.connection = connection
         self.remote_name: str = remote.name
         self.name = namespaced(connection.name, remote.name)
