@@ -52,10 +52,17 @@ def apply_event(turn: AssistantTurn, event: Event,  # noqa: C901 - one branch pe
         DagPlan,
         DagReplan,
         DagStepDone,
+        DagStepProgress,
         DagStepStart,
+        step_tool_event,
     )
     from desktop_app.ui.plan_card import PlanCard
 
+    if isinstance(event, DagStepProgress):
+        inner = step_tool_event(event)  # a step's tool call: a card, like a ReAct one
+        if inner is None:
+            return
+        event = inner
     if isinstance(event, ThinkingStart):
         turn.start_thinking(event.iteration)
     elif isinstance(event, ThinkingDone):

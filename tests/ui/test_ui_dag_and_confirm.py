@@ -165,3 +165,49 @@ def test_a_follow_up_sent_during_a_dag_run_reaches_it(qtbot, loop) -> None:
 
     loop.run_until_complete(scenario())
     assert seen and "also mention c" in seen[0]
+
+
+def test_dag_step_tool_calls_show_cards_send_artifacts_and_are_saved(qtbot, loop) -> None:
+    from desktop_app.core.tools.builtin.reports import report_tools
+    from desktop_app.ui.history_view import build_turn
+
+    plan = json.dumps({"steps": [{"id": "step_1", "task": "make the weekly table"}]})
+    table = {"title": "Weekly", "rows": [["UNIQUE-CELL", 1]]}
+    served: list[str] = []
+
+    def brain(request: Request) -> str:
+        system = request.system_text
+        if request.kind == "stream":
+            return "The table is in the artifact pane."
+        if "You are a planner" in system:
+            return plan
+        if "analy" in system.lower() and "achieved" in system:
+            return ACHIEVED
+        if not served:
+            served.append("table")
+            return json_action("make_table", table)
+        return json_final("made the table")
+
+    llm = FunctionLLM(brain, model_id="planner-model")
+
+    async def scenario():
+        window = await make_window(qtbot, llm,
+                                   tools_factory=lambda _s: ToolRegistry(report_tools()))
+        window.picker.mode.setCurrentIndex(window.picker.mode.findData("dag"))
+        await window.send("make the weekly table")
+        await window.controller.wait_idle()
+        detail = await window.ctx.store.load_conversation(window.conversation_id)
+        return window, detail
+
+    window, detail = loop.run_until_complete(scenario())
+    turn = window.chat.items()[-1]
+    assert [card.tool_name for card in turn.cards] == ["make_table"]
+    assert turn.cards[0].status == "done"
+    assert [a.name for a in window.artifact_pane.artifacts] == ["weekly.html"]
+    # Saved: reopening the conversation shows the step's tool call and its artifact.
+    answer = detail.messages[-1]
+    assert [step.tool for step in answer.steps] == ["make_table"]
+    assert [a.name for a in detail.artifacts] == ["weekly.html"]
+    reopened = build_turn(answer, [])
+    qtbot.addWidget(reopened)
+    assert [card.tool_name for card in reopened.cards] == ["make_table"]

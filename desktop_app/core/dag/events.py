@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from desktop_app.core.agent.events import Event
+from desktop_app.core.agent.events import Event, IterationDone, IterationStart
 from desktop_app.core.llm.types import Usage
 
 StepOutcome = Literal["done", "failed", "skipped", "cancelled"]
@@ -105,3 +105,18 @@ class DagReplan(Event):
     status: Literal["start"] = "start"
     round: int
     reason: str = ""
+
+
+def step_tool_event(event: DagStepProgress) -> IterationStart | IterationDone | None:
+    """The tool call inside a running step, as the same event a ReAct run emits, so the
+    window shows its card (and artifacts) and the store keeps it. ``call_id`` is prefixed
+    with the step id: steps run in parallel and their iterations and ids collide."""
+    if event.event != IterationStart.channel or event.data.get("type") != "iteration":
+        return None
+    data = dict(event.data)
+    data["call_id"] = f"{event.step_id}:{data.get('call_id') or data.get('iteration')}"
+    kind = IterationStart if data.get("status") == "start" else IterationDone
+    try:
+        return kind.model_validate(data)
+    except ValidationError:
+        return None

@@ -30,6 +30,7 @@ from desktop_app.core.agent.events import (
     IterationStart,
     ThinkingDone,
 )
+from desktop_app.core.dag.events import DagStepProgress, step_tool_event
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.store.records import Interrupt, Message
 from desktop_app.core.store.streaming import DEFAULT_FLUSH_INTERVAL, StreamingAnswerWriter
@@ -71,6 +72,11 @@ class RunRecorder:
         message_id = self.writer.message_id
         if message_id is None:
             raise RuntimeError("RunRecorder: call begin(query) before the run emits events")
+        if isinstance(event, DagStepProgress):
+            inner = step_tool_event(event)  # a DAG step's tool call: kept like a ReAct one
+            if inner is None:
+                return
+            event = inner
         if isinstance(event, ThinkingDone) and event.reasoning:
             self.writer.append(reasoning=("\n\n" if self.writer.reasoning else "")
                                + event.reasoning)
