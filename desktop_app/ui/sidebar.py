@@ -97,6 +97,7 @@ class Sidebar(QFrame):
         undo = QHBoxLayout(self.undo_bar)
         undo.setContentsMargins(0, 0, 0, 0)
         self.undo_label = QLabel("Conversation deleted")
+        self.undo_label.setWordWrap(True)  # a long title wraps in the narrow sidebar
         self.undo_button = QPushButton("Undo")
         self.undo_button.clicked.connect(lambda: self._spawn(self.undo_delete()))
         undo.addWidget(self.undo_label, 1)
@@ -217,9 +218,18 @@ class Sidebar(QFrame):
 
     def _rename_dialog(self, conversation_id: str) -> None:
         current = next((c.title for c in self.conversations if c.id == conversation_id), "")
-        title, ok = QInputDialog.getText(self, "Rename conversation", "Title:", text=current)
-        if ok and title.strip():
-            self._spawn(self.rename(conversation_id, title))
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Rename conversation")
+        dialog.setLabelText("Title:")
+        dialog.setTextValue(current)
+        # Wide enough for a whole title: the default box showed a third of a long one.
+        dialog.resize(max(480, dialog.fontMetrics().horizontalAdvance(current) + 80),
+                      dialog.sizeHint().height())
+        self.rename_box = dialog
+        dialog.textValueSelected.connect(
+            lambda title: self._spawn(self.rename(conversation_id, title))
+            if title.strip() else None)
+        dialog.open()
 
     def _export_dialog(self, conversation_id: str, fmt: str) -> None:
         from PySide6.QtWidgets import QFileDialog
@@ -258,7 +268,10 @@ class Sidebar(QFrame):
         """Move to the trash; Undo brings it back for ``UNDO_SECONDS``."""
         conv = await self.store.delete_conversation(conversation_id)
         self._undo_id = conversation_id
-        self.undo_label.setText(f"Deleted “{conv.title or 'conversation'}”")
+        title = conv.title or "conversation"
+        short = title if len(title) <= 40 else title[:39].rstrip() + "…"
+        self.undo_label.setText(f"Deleted “{short}”")
+        self.undo_label.setToolTip(title)
         self.undo_bar.show()
         self._undo_timer.start(UNDO_SECONDS * 1000)
         self.conversation_deleted.emit(conversation_id)

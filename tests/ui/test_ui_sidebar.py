@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from PySide6.QtWidgets import QLineEdit
 from ui_helpers import make_window, wait_for
 
 from desktop_app.core.llm.testing import ScriptedLLM
+from desktop_app.core.store.async_store import AsyncStore
+from desktop_app.ui.sidebar import Sidebar
 
 pytestmark = pytest.mark.gui
 
@@ -164,3 +167,28 @@ def test_mcp_server_tools_join_the_run_tools(qtbot, loop) -> None:
     assert "calculator" in names
     assert any("notes" in n for n in names), names
     assert "broken" in banner and "Settings → MCP servers" in banner
+
+
+def test_the_rename_box_and_the_undo_bar_fit_a_long_title(qtbot, loop) -> None:
+    title = "A very long conversation title about planning the family trip to Lisbon in May"
+
+    async def scenario():
+        store = await AsyncStore.open()
+        conv = await store.create_conversation(title=title)
+        sidebar = Sidebar(store)
+        qtbot.addWidget(sidebar)
+        sidebar.resize(240, 600)
+        sidebar.show()
+        await sidebar.refresh()
+        sidebar._rename_dialog(conv.id)
+        box = sidebar.rename_box
+        edit = box.findChild(QLineEdit)
+        fits = edit.width() >= edit.fontMetrics().horizontalAdvance(title)
+        box.reject()
+        await sidebar.delete(conv.id)
+        return sidebar, fits
+
+    sidebar, fits = loop.run_until_complete(scenario())
+    assert fits  # the whole title is visible while renaming
+    label = sidebar.undo_label
+    assert label.wordWrap() and label.text().endswith("…”") and label.toolTip() == title
