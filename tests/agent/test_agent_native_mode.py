@@ -245,3 +245,32 @@ async def test_a_failed_call_sent_again_unchanged_ends_the_loop() -> None:
     result = await ReActAgent(llm, registry()).run("2+2?")
     assert len(result.steps) == 1 and result.steps[0].error  # run once, not three times
     assert len(llm.requests) == 2 and result.stop_reason == "final_answer"
+
+
+def test_the_same_note_again_with_other_tags_is_a_repeat() -> None:
+    from desktop_app.core.agent.result import StepRecord, find_repeat
+
+    saved = StepRecord(tool="note_create", args={"title": "Note 1", "text": "x", "tags": ["a"]},
+                       observation="Saved", error=None, elapsed=0, iteration=2,
+                       changed_something=True)
+    again = '{"title": "Note 1", "text": "x", "tags": ["b"]}'
+    assert find_repeat([saved], "note_create", again, read_only=False,
+                       required=["title", "text"]) is saved
+    other = '{"title": "Note 2", "text": "x"}'
+    assert find_repeat([saved], "note_create", other, read_only=False,
+                       required=["title", "text"]) is None
+    # Reading on from another offset is new work for a read-only tool.
+    read = StepRecord(tool="read_file", args={"path": "a", "offset": 0}, observation="x",
+                      error=None, elapsed=0, iteration=1)
+    assert find_repeat([read], "read_file", '{"path": "a", "offset": 900}',
+                       required=["path"]) is None
+
+
+def test_local_models_get_a_short_loop() -> None:
+    from desktop_app.core.agent.factory import MAX_ITERATIONS_LOCAL, make_agent
+
+    class Local(ScriptedLLM):
+        reuses_prompt_prefix = True
+
+    assert make_agent(Local(), registry()).max_iterations == MAX_ITERATIONS_LOCAL
+    assert make_agent(ScriptedLLM(), registry()).max_iterations == 50

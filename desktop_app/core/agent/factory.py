@@ -54,6 +54,11 @@ async def warm_up(llm: LLM, tools: ToolRegistry) -> None:
     await warm(messages, tools.specs() if native and len(tools) else None)
 
 
+#: Tool-loop turns for a local model. Every eval task needs at most five; the engine's 50
+#: let the bundled model spend 388 s saving the same note again and again.
+MAX_ITERATIONS_LOCAL = 12
+
+
 def make_agent(llm: LLM, tools: ToolRegistry, *, confirm: Confirmer | None = None,
                **options: Any) -> ReActAgent:
     """A ``ReActAgent`` for ``llm`` with the app's defaults; ``options`` override them."""
@@ -68,4 +73,5 @@ def make_agent(llm: LLM, tools: ToolRegistry, *, confirm: Confirmer | None = Non
         # Choosing tools costs a model call and gives every question a different system
         # turn, so the cached state of the full tool list could never be reused.
         options.setdefault("selection_threshold", LOCAL_SELECTION_THRESHOLD)
+        options.setdefault("max_iterations", MAX_ITERATIONS_LOCAL)
     return ReActAgent(llm, tools, confirm=confirm, **options)

@@ -37,8 +37,11 @@ def _repeats(state: RunState, calls: list[ToolCall]) -> bool:
     """True when every call only repeats earlier work: the model has nothing new to do
     (small models keep calling tools instead of answering), so the loop ends there."""
     for call in calls:
-        read_only = call.name in state.registry and state.registry.get(call.name).read_only
-        if find_repeat(state.steps, call.name, call.arguments, read_only=read_only) is None:
+        tool = state.registry.get(call.name) if call.name in state.registry else None
+        read_only = tool is not None and tool.read_only
+        required = tool.parameters.get("required") if tool is not None else None
+        if find_repeat(state.steps, call.name, call.arguments, read_only=read_only,
+                       required=required) is None:
             return False
     return True
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -95,7 +96,8 @@ _NUMBER_ONLY = re.compile(r"^\s*[-+]?\d[\d,]*(\.\d+)?\s*$")
 
 
 def find_repeat(steps: list[StepRecord], tool: str, args: Any, *,
-                read_only: bool = True) -> StepRecord | None:
+                read_only: bool = True,
+                required: Sequence[str] | None = None) -> StepRecord | None:
     """The earlier step this call merely repeats, if any.
 
     Small models loop: they call again with exactly the same arguments, or "compute" the
@@ -105,6 +107,8 @@ def find_repeat(steps: list[StepRecord], tool: str, args: Any, *,
     A call that failed repeats too when made again right away with the same arguments: the
     bundled model sent ``date_calc(end_date="2026-11-90")`` five times, getting the same
     error each time (41 s for nothing). Timeouts are the exception: a retry may succeed.
+    For a tool that changes things, the same ``required`` arguments make a repeat even when
+    optional ones differ: the same note saved again with other tags is not new work.
     """
     if not steps:
         return None
@@ -117,13 +121,28 @@ def find_repeat(steps: list[StepRecord], tool: str, args: Any, *,
     for step in reversed(steps):
         if not read_only and step.iteration != last_iteration:
             break
-        if step.tool == tool and _canonical(step.args) == wanted and (
+        same = _canonical(step.args) == wanted or (
+            not read_only and bool(required)
+            and _required_part(step.args, required) == _required_part(args, required))
+        if step.tool == tool and same and (
                 step.error is None
                 or (step.iteration == last_iteration and not _timed_out(step.error))):
             return step
         if step.changed_something:
             break
     return None
+
+
+def _required_part(args: Any, required: Sequence[str]) -> str | None:
+    value = args
+    if isinstance(args, str):
+        try:
+            value = json.loads(args)
+        except ValueError:
+            return None
+    if not isinstance(value, dict) or any(key not in value for key in required):
+        return None
+    return _canonical({key: value[key] for key in required})
 
 
 def _timed_out(error: str) -> bool:
