@@ -160,7 +160,8 @@ class MainWindow(QMainWindow):
         if isinstance(last, str) and last in self.sidebar.ids():
             await self.open_conversation(last)
         else:
-            await self.refresh_gauge()
+            # After the window is up: counting loads the tool descriptions (~0.1 s).
+            self.spawn(self.refresh_gauge())
 
     # --- conversations --------------------------------------------------------------------------
     def new_conversation(self) -> None:
@@ -201,7 +202,7 @@ class MainWindow(QMainWindow):
                 apply_event(self.live_turn, event, self._add_artifact)
         self.composer.set_running(live is not None)
         save_state(last_conversation=conversation_id)
-        await self.refresh_gauge()
+        self.spawn(self.refresh_gauge())
 
     def _wire_user(self, widget: UserMessage) -> None:
         widget.edit_requested.connect(self._edit)
