@@ -119,8 +119,11 @@ class RunState:
         """Top of every iteration: let the guard shrink the messages if they do not fit."""
         if self.guard is None:
             return
+        # Before any tool ran, what does not fit is the earlier conversation (a reopened long
+        # chat): summarised as a conversation. Later it is this run's tool trace.
+        hint = "react_iteration" if self.steps else "general"
         result = await self.guard.check_and_compact(self.messages, self._budget(tools),
-                                                    "react_iteration", force=force)
+                                                    hint, force=force)
         self.messages = list(result.messages)
         self.usage = self.usage + result.usage
         cut = getattr(result, "pinned_cut", None) or []
