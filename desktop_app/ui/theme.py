@@ -78,6 +78,11 @@ def resolve(theme: ThemeName) -> Palette:
     return LIGHT
 
 
+#: A white tick on the accent colour: check boxes read clearly in both themes (the dark
+#: theme's native ones were nearly invisible on the Compare model list).
+_CHECK_MARK = (RESOURCES_DIR / "icons" / "check.svg").as_posix()
+
+
 def stylesheet(p: Palette) -> str:
     """The application stylesheet for ``p`` (object names select the main regions)."""
     return f"""
@@ -92,6 +97,11 @@ QToolTip {{ background: {p.surface}; color: {p.text}; border: 1px solid {p.borde
 #ChatScroll, #ChatContent {{ background: {p.window}; border: none; }}
 #UserBubble {{ background: {p.user_bubble}; border-radius: 10px; }}
 #UserBubble[editing="true"] {{ border: 2px dashed {p.accent}; }}
+QCheckBox::indicator, QListView::indicator {{ width: 15px; height: 15px; border-radius: 3px;
+    border: 1px solid {p.text_muted}; background: {p.surface}; }}
+QCheckBox::indicator:checked, QListView::indicator:checked {{ background: {p.accent};
+    border-color: {p.accent}; image: url({_CHECK_MARK}); }}
+QCheckBox::indicator:disabled, QListView::indicator:disabled {{ border-color: {p.border}; }}
 #AssistantTurn {{ background: transparent; }}
 #ToolCard {{ background: {p.surface}; border: 1px solid {p.border}; border-radius: 8px; }}
 #ToolCardHeader {{ text-align: left; border: none; padding: 4px 6px; font-weight: 600; }}
