@@ -7,7 +7,8 @@
 
 Takes: the empty first launch, a conversation with a tool card + answer + footer, the
 artifact pane showing an HTML artifact, the settings dialog, and (scripted run only) the
-Compare window with a local and a hosted model side by side and a failing one. All state
+Compare window with a local and a hosted model side by side and a failing one, and a DAG
+run with its plan, the steps' tool cards and the footer's speeds. All state
 lives in a temporary app home, so the user's own conversations are never touched. Exits non-zero if
 a screenshot is missing or blank. CI runs it and keeps the PNGs as artifacts of the run.
 """
@@ -98,6 +99,60 @@ async def _compare_shot(window, scripted, grab, settle) -> None:
     compare.close()
 
 
+async def _dag_shot(window, scripted, grab, settle) -> None:
+    """A DAG run: the plan card with its steps, a step's tool card, the answer, the footer.
+    The scripted model answers by request here (steps run in parallel, in any order)."""
+    import json
+
+    from desktop_app.core.llm.testing import json_action, json_final, tool_call_reply
+
+    plan = json.dumps({"steps": [
+        {"id": "step_1", "task": "Convert 10 miles to kilometres", "tool_hint": "convert_units"},
+        {"id": "step_2", "task": "Convert 5 km to metres", "tool_hint": "convert_units"},
+        {"id": "step_3", "task": "Add both distances in km",
+         "dependencies": ["step_1", "step_2"]}]})
+    analysis = json.dumps({"achieved": True, "confidence": 0.9, "reason": "both converted",
+                           "final_answer": "21.09 km"})
+
+    def brain(request):
+        system, last = request.system_text, request.last_user_text
+        tool_names = {t["function"]["name"] for t in request.tools or []}
+        if "You are a planner" in system:
+            return plan
+        if "achieved" in system or "achieved" in last:
+            return analysis
+        if "select_tools" in tool_names:
+            return tool_call_reply(("select_tools", {"tools": ["convert_units"]}))
+        if request.kind == "stream" and not tool_names and "Step results" in last:
+            return "**21.09 km** in total: 10 miles are 16.09 km, plus 5 km."
+        # The stand-in model has no native tool calls: steps use JSON actions.
+        done = any("convert_units" in m.content and m.role != "system"
+                   for m in request.messages[2:])
+        query = " ".join(m.content for m in request.messages if m.role == "user")
+        if "10 miles to kilometres" in query and not done:
+            return json_action("convert_units", {"value": 10, "from_unit": "mi",
+                                                 "to_unit": "km"})
+        if "5 km to metres" in query and not done:
+            return json_action("convert_units", {"value": 5, "from_unit": "km", "to_unit": "m"})
+        if "10 miles to kilometres" in query:
+            return json_final("10 miles are 16.09 km.")
+        if "5 km to metres" in query:
+            return json_final("5 km are 5,000 m.")
+        return json_final("16.09 km + 5 km = 21.09 km.")
+
+    window.new_conversation()
+    window.picker.mode.setCurrentIndex(window.picker.mode.findData("dag"))
+    scripted._next_reply = brain  # answers by request from here on
+    await window.send("Convert 10 miles and 5 km, then add both distances in km.")
+    await window.controller.wait_idle()
+    await settle(0.6)
+    turn = window.chat.items()[-1]
+    for card in turn.cards:
+        card.set_expanded(False)
+    grab(window, "06-dag-run.png")
+    window.picker.mode.setCurrentIndex(window.picker.mode.findData("react"))
+
+
 def _is_blank(path: Path) -> bool:
     from PySide6.QtGui import QImage
 
@@ -182,6 +237,7 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
 
     if not real:  # the real run has only the bundled model: nothing to compare it with
         await _compare_shot(window, scripted, grab, settle)
+        await _dag_shot(window, scripted, grab, settle)
     window.close()
     await window.controller.wait_idle()
     await ctx.aclose()

@@ -62,7 +62,8 @@ def apply_event(turn: AssistantTurn, event: Event,  # noqa: C901 - one branch pe
         inner = step_tool_event(event)  # a step's tool call: a card, like a ReAct one
         if inner is None:
             return
-        event = inner
+        # The card names its step: steps run side by side and may call the same tool.
+        event = inner.model_copy(update={"tool_name": f"{event.step_id} · {inner.tool_name}"})
     if isinstance(event, ThinkingStart):
         turn.start_thinking(event.iteration)
     elif isinstance(event, ThinkingDone):

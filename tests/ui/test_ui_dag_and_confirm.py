@@ -201,7 +201,7 @@ def test_dag_step_tool_calls_show_cards_send_artifacts_and_are_saved(qtbot, loop
 
     window, detail = loop.run_until_complete(scenario())
     turn = window.chat.items()[-1]
-    assert [card.tool_name for card in turn.cards] == ["make_table"]
+    assert [card.tool_name for card in turn.cards] == ["step_1 · make_table"]
     assert turn.cards[0].status == "done"
     assert [a.name for a in window.artifact_pane.artifacts] == ["weekly.html"]
     # Saved: reopening the conversation shows the step's tool call and its artifact.
