@@ -26,3 +26,35 @@ def test_core_never_imports_qt_or_ui() -> None:
     offenders = [f"{f.relative_to(CORE)}: {name}" for f in files for name in _imports(f)
                  if name.split(".")[0] in FORBIDDEN or name.startswith("desktop_app.ui")]
     assert offenders == []
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Every desktop_app module and the desktop_app modules it imports (anywhere in it:
+    top level, inside functions, under TYPE_CHECKING)."""
+    root = CORE.parent
+    modules: dict[str, Path] = {}
+    for path in root.rglob("*.py"):
+        name = ".".join(path.relative_to(root.parent).with_suffix("").parts)
+        modules[name.removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            graph[name].update(t for t in targets if t in modules and t != name)
+    return graph
+
+
+def test_no_two_modules_import_each_other() -> None:
+    # A package and its own submodules may (an __init__ re-exports); two modules may not:
+    # cli/ask ↔ cli/_dag, store/secrets ↔ store/settings and tools/mcp_client ↔ mcp_tool did.
+    graph = _module_graph()
+    assert len(graph) > 50
+    pairs = sorted({tuple(sorted((a, b))) for a, outs in graph.items() for b in outs
+                    if a in graph[b] and not a.startswith(b + ".")
+                    and not b.startswith(a + ".")})
+    assert pairs == []
