@@ -73,8 +73,9 @@ async def main(configs: list[str], categories: list[str] | None, as_json: bool,
     server = None
     if "server" in configs:
         sys.path.insert(0, str(ROOT / "tests"))
-        from desktop_app.core.llm.bundled import ensure_bundled_model
         from fixtures_server import _start, _stop  # the tests' loopback server
+
+        from desktop_app.core.llm.bundled import ensure_bundled_model
 
         log = Path(tempfile.mkdtemp()) / "server.log"
         server = _start(ensure_bundled_model(), log)

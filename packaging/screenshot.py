@@ -165,9 +165,9 @@ def _is_blank(path: Path) -> bool:
 
 
 async def _take(app, out: Path, real: bool) -> list[Path]:
+    from desktop_app.core.config.settings import Settings
     from desktop_app.core.llm.factory import build_registry
     from desktop_app.core.store.async_store import AsyncStore
-    from desktop_app.core.store.settings import Settings
     from desktop_app.ui.app import open_window
     from desktop_app.ui.app_context import AppContext
 

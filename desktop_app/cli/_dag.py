@@ -12,6 +12,7 @@ from typing import Any
 
 from desktop_app.cli.common import make_confirmer
 from desktop_app.core.agent.events import Event, Phase
+from desktop_app.core.config.settings import Settings
 from desktop_app.core.dag.events import (
     DagAnalysis,
     DagPlan,
@@ -22,7 +23,6 @@ from desktop_app.core.dag.events import (
 )
 from desktop_app.core.dag.runner import DagRunner
 from desktop_app.core.llm.registry import ModelRegistry
-from desktop_app.core.store.settings import Settings
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin import default_tools
 

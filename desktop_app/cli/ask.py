@@ -34,9 +34,9 @@ from desktop_app.core.agent import (
     drive_run,
     encode_sse,
 )
+from desktop_app.core.config.settings import Settings, load_settings
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.factory import build_registry
-from desktop_app.core.store.settings import Settings, load_settings
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin import default_tools
 from desktop_app.core.tools.toolbox import Toolbox

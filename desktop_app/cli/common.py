@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from desktop_app.core.config.settings import Settings, load_settings
 from desktop_app.core.errors import ConfigError
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.registry import ModelRegistry
-from desktop_app.core.store.settings import Settings, load_settings
 from desktop_app.core.tools.confirmation import TerminalConfirmer
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from desktop_app.core.agent.factory import make_agent
 from desktop_app.core.agent.react import ReActAgent
 from desktop_app.core.compare import CompareTarget, compare_models, format_table
+from desktop_app.core.config.settings import load_settings
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.factory import build_registry
-from desktop_app.core.store.settings import load_settings
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin import default_tools
 

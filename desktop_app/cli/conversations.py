@@ -158,8 +158,8 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _secrets() -> list[str]:
-    from desktop_app.core.store.secrets import known_secrets
-    from desktop_app.core.store.settings import load_settings
+    from desktop_app.core.config.secrets import known_secrets
+    from desktop_app.core.config.settings import load_settings
 
     return known_secrets(load_settings())
 

@@ -16,8 +16,8 @@ import json
 import sys
 from typing import Any
 
+from desktop_app.core.config.settings import load_settings
 from desktop_app.core.errors import ToolArgumentError
-from desktop_app.core.store.settings import load_settings
 from desktop_app.core.tools.confirmation import TerminalConfirmer
 from desktop_app.core.tools.toolbox import Toolbox
 

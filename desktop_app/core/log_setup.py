@@ -10,7 +10,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterable
 
-from desktop_app.core.store.secrets import redact
+from desktop_app.core.config.secrets import redact
 
 
 class RedactingFormatter(logging.Formatter):
@@ -42,8 +42,8 @@ class CurrentStderrHandler(logging.Handler):
 
 def configured_secrets() -> list[str]:
     """Every key the settings name (keyring or environment); empty when unreadable."""
-    from desktop_app.core.store.secrets import known_secrets
-    from desktop_app.core.store.settings import load_settings_safe
+    from desktop_app.core.config.secrets import known_secrets
+    from desktop_app.core.config.settings import load_settings_safe
 
     settings, _ = load_settings_safe()
     return known_secrets(settings)

@@ -65,8 +65,8 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
 
 async def open_window(app: QApplication, ctx: object | None = None):  # -> MainWindow
     """Open the store and registry (unless given), apply the theme, show the window."""
+    from desktop_app.core.config.settings import Settings, load_settings
     from desktop_app.core.errors import ConfigError
-    from desktop_app.core.store.settings import Settings, load_settings
     from desktop_app.ui import theme
     from desktop_app.ui.app_context import AppContext
     from desktop_app.ui.main_window import MainWindow

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop_app.core.config.settings import Settings, load_settings, save_settings
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.registry import ModelRegistry
 from desktop_app.core.store.async_store import AsyncStore
-from desktop_app.core.store.settings import Settings, load_settings, save_settings
 from desktop_app.core.tools.base import ToolRegistry
 
 

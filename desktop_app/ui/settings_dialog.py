@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.core.config import secrets
+from desktop_app.core.config.settings import Settings
 from desktop_app.core.errors import ConfigError, SecretsError
-from desktop_app.core.store import secrets
-from desktop_app.core.store.settings import Settings
 from desktop_app.core.tools.builtin import default_tools
 from desktop_app.ui.settings_endpoints import EndpointsEditor, key_ref
 from desktop_app.ui.settings_models import LocalModelsEditor, McpEditor

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.core.config.settings import EndpointModelConfig
 from desktop_app.core.errors import DesktopAppError
-from desktop_app.core.store.settings import EndpointModelConfig
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class EndpointsEditor(QWidget):
         form.addRow("Abilities", abilities)
         form.addRow(self.test_button, self.result)
         outer.addWidget(self.form_widget, 2)
-        from desktop_app.core.store.secrets import keyring_available
+        from desktop_app.core.config.secrets import keyring_available
 
         if keyring_available():
             self.keyring_note.setText("Keys are kept in your system keyring, never in a file.")
@@ -248,8 +248,8 @@ class EndpointsEditor(QWidget):
 
     # --- talking to the server -------------------------------------------------------------------
     def _client(self) -> Any:
+        from desktop_app.core.config.secrets import get_api_key
         from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
-        from desktop_app.core.store.secrets import get_api_key
 
         self.commit()
         e = self.endpoints[self._row]

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.store.settings import BundledModelConfig, LocalModelConfig, McpServerConfig
+from desktop_app.core.config.settings import BundledModelConfig, LocalModelConfig, McpServerConfig
 
 
 def _threads_box(value: int | None) -> QSpinBox:

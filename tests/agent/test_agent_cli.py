@@ -86,7 +86,7 @@ def test_ask_reports_llm_failures_with_exit_code_1(monkeypatch: pytest.MonkeyPat
 def test_ask_denies_confirmation_without_a_terminal(monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     from desktop_app.cli.common import make_confirmer
-    from desktop_app.core.store.settings import Settings
+    from desktop_app.core.config.settings import Settings
 
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     settings = Settings()

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.llm.bundled import MODEL_ENV
-from desktop_app.core.store.settings import (
+from desktop_app.core.config.settings import (
     EndpointModelConfig,
     LocalModelConfig,
     Settings,
     save_settings,
 )
+from desktop_app.core.llm.bundled import MODEL_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -16,8 +16,8 @@ from desktop_app.core.compare import CompareTarget, compare_models, format_table
 from desktop_app.core.errors import LLMConnectionError
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final
-from desktop_app.core.tools.builtin import default_tools
 from desktop_app.core.tools.base import ToolRegistry
+from desktop_app.core.tools.builtin import default_tools
 
 
 def _agent(llm: LLM) -> ReActAgent:

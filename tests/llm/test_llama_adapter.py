@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import asyncio
 import contextlib
 import json
+import os
 import threading
 import time
 import uuid

@@ -18,6 +18,8 @@ import pytest
 from fake_openai_server import FakeOpenAIServer, Reply, completion, error_reply, fake_server
 from fixtures_server import OpenAIServer
 
+from desktop_app.core.config.secrets import set_api_key
+from desktop_app.core.config.settings import EndpointModelConfig, Settings
 from desktop_app.core.errors import (
     ContextOverflowError,
     LLMModelNotFoundError,
@@ -26,8 +28,6 @@ from desktop_app.core.errors import (
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.openai_adapter import NO_KEY_PLACEHOLDER, OpenAICompatibleLLM
 from desktop_app.core.llm.types import ChatMessage, ToolCall
-from desktop_app.core.store.secrets import set_api_key
-from desktop_app.core.store.settings import EndpointModelConfig, Settings
 
 __all__ = ["fake_server"]  # the fixture, imported so pytest finds it here
 pytestmark = pytest.mark.anyio

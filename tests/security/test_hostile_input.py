@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from desktop_app.core.agent.json_mode import parse_action
+from desktop_app.core.config.settings import load_settings
 from desktop_app.core.llm.json_extract import extract_json, loads_lenient
-from desktop_app.core.store.settings import load_settings
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from desktop_app.cli import main
-from desktop_app.core.store import secrets
+from desktop_app.core.config import secrets
+from desktop_app.core.config.settings import EndpointModelConfig, Settings, save_settings
 from desktop_app.core.store.conversation_store import ConversationStore
-from desktop_app.core.store.settings import EndpointModelConfig, Settings, save_settings
 
 FIXTURE = Path(__file__).parent / "fixtures" / "chatgpt_conversations.json"
 

@@ -26,10 +26,10 @@ pytestmark = pytest.mark.skipif(
 
 CHILD = textwrap.dedent(f"""
     import asyncio, keyring
-    from desktop_app.core.store import secrets
+    from desktop_app.core.config import secrets
     from desktop_app.core.store.async_store import AsyncStore
     from desktop_app.core.store.exporting import export_json, export_markdown
-    from desktop_app.core.store.settings import EndpointModelConfig, Settings, save_settings
+    from desktop_app.core.config.settings import EndpointModelConfig, Settings, save_settings
     from desktop_app.core import paths
 
     ok, message = secrets.keyring_status()

@@ -11,12 +11,12 @@ import pytest
 from keyring.backend import KeyringBackend
 
 from desktop_app.core import paths
+from desktop_app.core.config import secrets
+from desktop_app.core.config.settings import EndpointModelConfig, Settings, save_settings
 from desktop_app.core.errors import KeyringUnavailableError
-from desktop_app.core.store import secrets
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.store.conversation_store import ConversationStore
 from desktop_app.core.store.exporting import export_json, export_markdown
-from desktop_app.core.store.settings import EndpointModelConfig, Settings, save_settings
 from desktop_app.core.store.streaming import StreamingAnswerWriter
 
 KEY = "sk-test-7f3a9c1e5b2d4f6a8c0e1b3d5f7a9c2e"

@@ -9,9 +9,9 @@ from pathlib import Path
 import keyring
 import pytest
 
-from desktop_app.core.errors import ConfigError
-from desktop_app.core.store import secrets
-from desktop_app.core.store.settings import (
+from desktop_app.core.config import secrets
+from desktop_app.core.config.migrations import SETTINGS_MIGRATIONS, migrate_settings
+from desktop_app.core.config.settings import (
     SCHEMA_VERSION,
     EndpointModelConfig,
     Settings,
@@ -20,7 +20,7 @@ from desktop_app.core.store.settings import (
     save_settings,
     settings_path,
 )
-from desktop_app.core.store.settings_migrations import SETTINGS_MIGRATIONS, migrate_settings
+from desktop_app.core.errors import ConfigError
 
 V0_FILE = {
     "model_path": "/models/mistral-7b.Q4_K_M.gguf",

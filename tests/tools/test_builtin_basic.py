@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from desktop_app.core.config.settings import Settings
 from desktop_app.core.errors import ToolArgumentError
-from desktop_app.core.store.settings import Settings
 from desktop_app.core.tools.builtin import (
     CalculatorTool,
     ClockTool,

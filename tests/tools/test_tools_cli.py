@@ -9,7 +9,7 @@ import pytest
 from tools_helpers import make_workspace
 
 from desktop_app.cli import main
-from desktop_app.core.store.settings import McpServerConfig, Settings, save_settings
+from desktop_app.core.config.settings import McpServerConfig, Settings, save_settings
 
 SERVER = Path(__file__).parent / "mcp_servers" / "notes_server.py"
 

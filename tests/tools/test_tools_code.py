@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from tools_helpers import make_workspace
 
+from desktop_app.core.config.settings import Settings
 from desktop_app.core.sandbox import sandbox_status
-from desktop_app.core.store.settings import Settings
 from desktop_app.core.tools.builtin import default_tools
 from desktop_app.core.tools.builtin.code import PythonCodeTool
 from desktop_app.core.tools.sandbox import Workspace

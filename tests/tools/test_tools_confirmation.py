@@ -13,8 +13,8 @@ from tools_helpers import make_workspace
 
 from desktop_app.core.agent import ReActAgent
 from desktop_app.core.agent.events import Confirm, Event, IterationDone, IterationStart
+from desktop_app.core.config.settings import Settings, load_settings, save_settings, settings_path
 from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
-from desktop_app.core.store.settings import Settings, load_settings, save_settings, settings_path
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin.files import file_tools
 from desktop_app.core.tools.confirmation import AlwaysAllowList, Confirmer, TerminalConfirmer

@@ -18,9 +18,9 @@ import pytest
 
 from desktop_app.core.agent import ReActAgent
 from desktop_app.core.agent.events import Confirm, Event, Phase
+from desktop_app.core.config.settings import McpServerConfig
 from desktop_app.core.errors import ConfigError, ToolError
 from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final, tool_call_reply
-from desktop_app.core.store.settings import McpServerConfig
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.confirmation import Confirmer
 from desktop_app.core.tools.mcp_client import McpConnection, McpManager

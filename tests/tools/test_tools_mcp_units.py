@@ -17,7 +17,7 @@ from mcp.types import (
     ToolAnnotations,
 )
 
-from desktop_app.core.store.settings import McpServerConfig, Settings
+from desktop_app.core.config.settings import McpServerConfig, Settings
 from desktop_app.core.tools.mcp_tool import McpTool, convert_result, namespaced, object_schema
 from desktop_app.core.tools.toolbox import Toolbox
 

@@ -16,11 +16,11 @@ import pytest
 from PySide6.QtCore import Qt
 from ui_helpers import make_window, wait_for
 
+from desktop_app.core.config.settings import Settings
 from desktop_app.core.errors import LLMConnectionError, ModelFileError
 from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
 from desktop_app.core.llm.testing import FunctionLLM, Request, ScriptedLLM, json_action, json_final
 from desktop_app.core.store.async_store import AsyncStore
-from desktop_app.core.store.settings import Settings
 from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.compare_window import CompareWindow
 
@@ -295,8 +295,8 @@ def test_real_local_model_and_real_hosted_server_side_by_side(qtbot, loop, opena
     loopback OpenAI-compatible server, with the Qt thread staying responsive meanwhile."""
     from PySide6.QtCore import QTimer
 
+    from desktop_app.core.config.settings import EndpointModelConfig
     from desktop_app.core.llm.factory import build_registry
-    from desktop_app.core.store.settings import EndpointModelConfig
 
     settings = Settings(endpoints=[EndpointModelConfig(name="server", base_url=openai_server.base_url,
                                                   model=openai_server.model, context_size=4096)])

@@ -6,8 +6,8 @@ import pytest
 from keyring.backends.fail import Keyring as FailKeyring
 from ui_helpers import make_window
 
+from desktop_app.core.config.settings import EndpointModelConfig, Settings, load_settings
 from desktop_app.core.llm.testing import ScriptedLLM
-from desktop_app.core.store.settings import EndpointModelConfig, Settings, load_settings
 from desktop_app.ui.settings_dialog import SettingsDialog
 
 pytestmark = pytest.mark.gui

@@ -146,7 +146,7 @@ def test_mcp_server_tools_join_the_run_tools(qtbot, loop) -> None:
     import sys
     from pathlib import Path
 
-    from desktop_app.core.store.settings import McpServerConfig, Settings
+    from desktop_app.core.config.settings import McpServerConfig, Settings
     from desktop_app.ui.app import start_tools
 
     server = Path(__file__).resolve().parents[1] / "tools" / "mcp_servers" / "notes_server.py"

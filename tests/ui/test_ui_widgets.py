@@ -113,8 +113,8 @@ def test_model_loading_shows_progress_without_blocking(qtbot, loop) -> None:
 @pytest.mark.real_model
 def test_a_real_local_model_answers_in_the_window_without_stalling_it(qtbot, loop,
                                                                         bundled_model_path) -> None:
+    from desktop_app.core.config.settings import Settings
     from desktop_app.core.llm.factory import build_registry
-    from desktop_app.core.store.settings import Settings
 
     async def scenario():
         window = await make_window(qtbot)
@@ -142,8 +142,8 @@ def test_a_real_local_model_answers_in_the_window_without_stalling_it(qtbot, loo
 
 
 def test_model_picker_lists_local_and_hosted_models_with_their_abilities(qtbot) -> None:
+    from desktop_app.core.config.settings import EndpointModelConfig, Settings
     from desktop_app.core.llm.factory import build_registry
-    from desktop_app.core.store.settings import EndpointModelConfig, Settings
     from desktop_app.ui.model_picker import ModelPicker, abilities_text
 
     registry = build_registry(Settings(endpoints=[EndpointModelConfig(
@@ -184,8 +184,8 @@ def test_sending_without_any_model_says_what_to_do(qtbot, loop) -> None:
 
 
 def test_a_missing_local_model_file_is_reported_in_the_turn(qtbot, loop, tmp_path) -> None:
+    from desktop_app.core.config.settings import BundledModelConfig, LocalModelConfig, Settings
     from desktop_app.core.llm.factory import build_registry
-    from desktop_app.core.store.settings import BundledModelConfig, LocalModelConfig, Settings
 
     settings = Settings(bundled=BundledModelConfig(enabled=False), local_models=[
         LocalModelConfig(name="mine", path=str(tmp_path / "gone.gguf"))])
@@ -210,9 +210,9 @@ def test_first_launch_assembly_shows_progress_in_the_banner(qtbot, loop, monkeyp
                                                              tmp_path) -> None:
     """The assembly itself is core's (tested there); here: its progress reaches the window
     from the worker thread and the window stays usable meanwhile."""
+    from desktop_app.core.config.settings import Settings
     from desktop_app.core.llm import bundled
     from desktop_app.core.llm.factory import build_registry
-    from desktop_app.core.store.settings import Settings
     from desktop_app.ui.app import prepare_default_model
 
     seen_threads: list[str] = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from desktop_app.core.config.settings import Settings
 from desktop_app.core.llm.registry import ModelRegistry
 from desktop_app.core.store.async_store import AsyncStore
-from desktop_app.core.store.settings import Settings
 
 
 async def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02) -> None:

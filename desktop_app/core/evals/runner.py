@@ -91,7 +91,7 @@ def make_world(suite: EvalSuite, parent: Path | None = None) -> World:
 
 def world_tools(world: World) -> ToolRegistry:
     """The built-in tools as a user with a workspace folder has them, bound to ``world``."""
-    from desktop_app.core.store.settings import Settings, ToolsSettings
+    from desktop_app.core.config.settings import Settings, ToolsSettings
     from desktop_app.core.tools.base import ToolRegistry
     from desktop_app.core.tools.builtin import default_tools
     from desktop_app.core.tools.builtin.notes import NoteStore

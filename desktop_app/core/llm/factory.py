@@ -9,15 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop_app.core import paths
-from desktop_app.core.llm.base import LLM
-from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
-from desktop_app.core.llm.types import make_abilities
-from desktop_app.core.store.settings import (
+from desktop_app.core.config.settings import (
     BundledModelConfig,
     EndpointModelConfig,
     LocalModelConfig,
     Settings,
 )
+from desktop_app.core.llm.base import LLM
+from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
+from desktop_app.core.llm.types import make_abilities
 
 
 def _local_abilities(constrained_json: bool, native_tools: bool) -> dict[str, bool]:
@@ -52,8 +52,8 @@ def _local_factory(cfg: LocalModelConfig) -> LLM:
 
 
 def _endpoint_factory(cfg: EndpointModelConfig) -> LLM:
+    from desktop_app.core.config.secrets import get_api_key
     from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
-    from desktop_app.core.store.secrets import get_api_key
 
     return OpenAICompatibleLLM(
         base_url=cfg.base_url, model=cfg.model, api_key=get_api_key(cfg.api_key_ref, cfg.api_key_env),
@@ -66,7 +66,7 @@ def _endpoint_factory(cfg: EndpointModelConfig) -> LLM:
 def remember_no_tool_calls(endpoint_name: str) -> None:
     """Untick tool calling for ``endpoint_name`` in the saved settings (the server refused
     tool definitions), so the next start uses JSON mode from the first request."""
-    from desktop_app.core.store.settings import load_settings, save_settings
+    from desktop_app.core.config.settings import load_settings, save_settings
 
     settings = load_settings()
     for endpoint in settings.endpoints:

@@ -1,4 +1,4 @@
-"""Persistence: conversations in SQLite, settings in JSON, API keys in the OS keyring.
+"""Persistence: conversations in SQLite (settings and API keys: ``core/config``).
 
 - ``conversation_store.ConversationStore``: the synchronous store (CLI, tests, one thread);
   ``async_store.AsyncStore``: the same API awaited, all SQLite work off the event loop.
@@ -6,8 +6,7 @@
   recording of a streamed answer / a whole agent run.
 - ``search``: FTS5 full-text search; ``exporting`` / ``importing`` / ``chatgpt``: Markdown
   and JSON export, import of our JSON and ChatGPT's export.
-- ``migrations``: schema versions of the database; ``settings`` + ``settings_migrations``:
-  the settings file; ``secrets``: API keys (keyring only, never on disk).
+- ``migrations``: schema versions of the database.
 
 Nothing is imported here, so importing one part does not load the others.
 """

@@ -27,8 +27,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from desktop_app.core import paths
+from desktop_app.core.config.settings import McpServerConfig
 from desktop_app.core.errors import ConfigError, ToolError
-from desktop_app.core.store.settings import McpServerConfig
 from desktop_app.core.tools.base import Tool, ToolRegistry, ToolResult
 from desktop_app.core.tools.mcp_tool import McpTool, convert_result
 from desktop_app.core.tools.scrubbed_log import ScrubbedLog

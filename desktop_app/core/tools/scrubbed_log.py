@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from desktop_app.core.store.secrets import redact
+from desktop_app.core.config.secrets import redact
 
 
 class ScrubbedLog:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop_app.core.store.settings import Settings
+from desktop_app.core.config.settings import Settings
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin import default_tools
 from desktop_app.core.tools.mcp_client import McpManager

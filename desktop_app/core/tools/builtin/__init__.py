@@ -12,7 +12,7 @@ from desktop_app.core.tools.builtin.clock import ClockTool
 from desktop_app.core.tools.builtin.dates import DateCalcTool
 
 if TYPE_CHECKING:
-    from desktop_app.core.store.settings import Settings
+    from desktop_app.core.config.settings import Settings
     from desktop_app.core.tools.builtin.notes import NoteStore
 
 

@@ -28,7 +28,7 @@ from desktop_app.core.tools.builtin.units import UnitConvertTool
 from desktop_app.core.tools.sandbox import Workspace
 
 if TYPE_CHECKING:
-    from desktop_app.core.store.settings import Settings
+    from desktop_app.core.config.settings import Settings
 
 log = logging.getLogger(__name__)
 

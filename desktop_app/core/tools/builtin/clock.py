@@ -9,7 +9,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from desktop_app.core.tools.base import Tool, ToolResult
 
-
 #: What models write when they mean "the user's own time" (the bundled model wrote "local"
 #: four times in a row when that was an error).
 _LOCAL_WORDS = {"local", "localtime", "local time", "local_time", "system", "here", "current",

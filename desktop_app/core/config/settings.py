@@ -1,10 +1,10 @@
 """User settings: pydantic models stored as JSON in the platform config directory.
 
 Secrets never live here: an endpoint names its key (``api_key_ref``), and the key itself is
-read from the OS keyring or an environment variable (see ``core/store/secrets.py``).
+read from the OS keyring or an environment variable (see ``core/config/secrets.py``).
 
 Loading never stops the app from starting. ``load_settings_safe()`` returns the settings
-and a warning for the user: an older file is migrated (``settings_migrations.py``) and
+and a warning for the user: an older file is migrated (``config/migrations.py``) and
 rewritten; a file that is not JSON is moved aside as ``settings.json.bad-<timestamp>`` and
 defaults are used; a file with wrong values keeps every valid part, resets the invalid ones
 and is rewritten, the original kept as ``settings.json.bad-<timestamp>``. ``load_settings()``
@@ -24,8 +24,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from desktop_app.core import paths
+from desktop_app.core.config.migrations import file_version, migrate_settings
 from desktop_app.core.errors import ConfigError, SecretsError
-from desktop_app.core.store.settings_migrations import file_version, migrate_settings
 
 log = logging.getLogger(__name__)
 
@@ -270,7 +270,7 @@ def _delete_path(data: Any, loc: list[Any]) -> bool:
 
 def _store_migrated_secrets(data: dict[str, Any], secrets: dict[str, str]) -> list[str]:
     """Move plaintext keys from an old file into the keyring (or point at an env variable)."""
-    from desktop_app.core.store.secrets import env_var_for, set_api_key
+    from desktop_app.core.config.secrets import env_var_for, set_api_key
 
     notes = []
     for ref, key in secrets.items():
