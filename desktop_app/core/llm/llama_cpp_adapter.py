@@ -43,8 +43,8 @@ from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
 from desktop_app.core.llm.llama_generation import (
     GenerationStats,
     PromptRun,
-    prompt_opens_think,
     render_prefix,
+    stream_completion,
 )
 from desktop_app.core.llm.llama_messages import (
     TEXT_ONLY_GRAMMAR,
@@ -55,7 +55,6 @@ from desktop_app.core.llm.llama_messages import (
     plain_message,
 )
 from desktop_app.core.llm.llama_worker import ModelWorker, ThreadToAsyncChannel
-from desktop_app.core.llm.think_splitter import ThinkSplitter
 from desktop_app.core.llm.tool_format import (
     ToolCallSniffer,
     ToolStyle,
@@ -423,45 +422,12 @@ class LlamaCppLLM(LLM):
         try:
             llama = self._ensure_loaded()
             started = time.perf_counter()  # after loading: TTFT is about generation
-            kwargs = dict(request)
-            grammar_text = kwargs.pop("_grammar", None)
-            if grammar_text is not None:
-                from llama_cpp import LlamaGrammar
-
-                kwargs["grammar"] = LlamaGrammar.from_string(grammar_text, verbose=False)
             run = PromptRun(llama, cancel, self._context_size,
                             prefix=self._prefix_tokens(llama, request),
                             prefix_cache=self._prefix_cache)
-            llama.request_hook = run.hook
             try:
-                stream: Any = llama.create_chat_completion(**kwargs, stream=True)
-                # Reasoning models' <think> blocks are split off here, at the source, so
-                # neither the visible answer nor the tool-call parser ever sees them.
-                splitter: ThinkSplitter | None = None
-                try:
-                    for chunk in stream:
-                        choice = chunk["choices"][0]
-                        text = choice["delta"].get("content")
-                        if text:
-                            if stats.time_to_first_token is None:
-                                stats.time_to_first_token = time.perf_counter() - started
-                            if splitter is None:
-                                splitter = ThinkSplitter(inside=prompt_opens_think(llama,
-                                                                                   run.prompt))
-                            part = splitter.feed(text)
-                            if part and not channel.put(StreamChunk(content=part.content,
-                                                                    reasoning=part.reasoning)):
-                                cancel.set()  # the consumer's loop is gone
-                        stats.finish_reason = choice.get("finish_reason") or stats.finish_reason
-                        if cancel.is_set():
-                            break
-                    rest = splitter.flush() if splitter is not None else None
-                    if rest:
-                        channel.put(StreamChunk(content=rest.content, reasoning=rest.reasoning))
-                finally:
-                    stream.close()
+                stream_completion(llama, request, run, cancel, channel, stats, started)
             finally:
-                llama.request_hook = None
                 self._last_prompt = run.prompt
             stats.prompt_tokens = len(run.prompt)
             stats.reused_prompt_tokens = run.reused

@@ -10,15 +10,19 @@ llama.cpp's counters and adds a per-token stop check.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.errors import ContextOverflowError
+from desktop_app.core.llm.think_splitter import ThinkSplitter
+from desktop_app.core.llm.types import StreamChunk
 
 if TYPE_CHECKING:
     from llama_cpp import StoppingCriteriaList
 
     from desktop_app.core.llm.llama_loading import HookedLlama
+    from desktop_app.core.llm.llama_worker import ThreadToAsyncChannel
     from desktop_app.core.llm.prompt_cache import PrefixStateCache
 
 
@@ -146,3 +150,48 @@ def prompt_opens_think(llama: Any, prompt: list[int]) -> bool:
         return False
     tail = llama.detokenize(prompt[-4:]).decode("utf-8", errors="ignore")
     return tail.rstrip().endswith("<think>")
+
+
+def stream_completion(llama: Any, request: dict[str, Any], run: PromptRun,
+                      cancel: threading.Event, channel: ThreadToAsyncChannel[StreamChunk],
+                      stats: GenerationStats, started: float) -> None:
+    """Worker thread: one streamed chat completion into ``channel``, recording time to the
+    first token and the finish reason in ``stats``; stops when ``cancel`` is set.
+
+    ``request`` may carry ``_grammar`` (GBNF text), compiled here. Reasoning models'
+    ``<think>`` blocks are split off at the source, so neither the visible answer nor the
+    tool-call parser ever sees them.
+    """
+    kwargs = dict(request)
+    grammar_text = kwargs.pop("_grammar", None)
+    if grammar_text is not None:
+        from llama_cpp import LlamaGrammar
+
+        kwargs["grammar"] = LlamaGrammar.from_string(grammar_text, verbose=False)
+    llama.request_hook = run.hook
+    try:
+        stream: Any = llama.create_chat_completion(**kwargs, stream=True)
+        splitter: ThinkSplitter | None = None
+        try:
+            for chunk in stream:
+                choice = chunk["choices"][0]
+                text = choice["delta"].get("content")
+                if text:
+                    if stats.time_to_first_token is None:
+                        stats.time_to_first_token = time.perf_counter() - started
+                    if splitter is None:
+                        splitter = ThinkSplitter(inside=prompt_opens_think(llama, run.prompt))
+                    part = splitter.feed(text)
+                    if part and not channel.put(StreamChunk(content=part.content,
+                                                            reasoning=part.reasoning)):
+                        cancel.set()  # the consumer's loop is gone
+                stats.finish_reason = choice.get("finish_reason") or stats.finish_reason
+                if cancel.is_set():
+                    break
+            rest = splitter.flush() if splitter is not None else None
+            if rest:
+                channel.put(StreamChunk(content=rest.content, reasoning=rest.reasoning))
+        finally:
+            stream.close()
+    finally:
+        llama.request_hook = None
