@@ -149,6 +149,9 @@ async def _dag_shot(window, scripted, grab, settle) -> None:
     turn = window.chat.items()[-1]
     for card in turn.cards:
         card.set_expanded(False)
+    if turn.plans:
+        turn.plans[0].toggle_output("step_1")  # one step's output, opened from its row
+    await settle()
     grab(window, "06-dag-run.png")
     window.picker.mode.setCurrentIndex(window.picker.mode.findData("react"))
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
     from desktop_app.core.dag.events import DagPlan, DagStepDone, DagStepStart
+
+#: Characters of a step's output shown when it is opened (the analyzer and answer get all).
+OUTPUT_CHARS = 4_000
 
 _MARKS = {"pending": "○", "running": "◐", "done": "✓", "failed": "✗", "skipped": "⤼",
           "cancelled": "■"}
@@ -49,11 +52,26 @@ class PlanCard(QFrame):
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
         grid.setVerticalSpacing(3)
-        for row, step in enumerate(plan.steps):
+        self._outputs: dict[str, QLabel] = {}
+        self._toggles: dict[str, QToolButton] = {}
+        for index, step in enumerate(plan.steps):
+            row = index * 2  # the step, then its output (hidden until opened)
             status = QLabel(_MARKS["pending"])
             status.setToolTip("pending")
-            ident = QLabel(step.id)
-            ident.setObjectName("Muted")
+            ident = QToolButton()
+            ident.setText(f"▸ {step.id}")
+            ident.setAutoRaise(True)
+            ident.setEnabled(False)  # until the step has an output to show
+            ident.setToolTip("Show what this step produced")
+            ident.clicked.connect(lambda _=False, sid=step.id: self.toggle_output(sid))
+            output = QLabel("")
+            output.setObjectName("Muted")
+            output.setWordWrap(True)
+            output.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            output.hide()
+            grid.addWidget(output, row + 1, 2, 1, 2)
+            self._outputs[step.id] = output
+            self._toggles[step.id] = ident
             deps = f"  (after {', '.join(step.dependencies)})" if step.dependencies else ""
             task = QLabel(f"{step.task}{deps}")
             task.setWordWrap(True)
@@ -83,7 +101,20 @@ class PlanCard(QFrame):
         if event.model:
             self._model_labels[event.step_id].setText(event.model)
 
+    def toggle_output(self, step_id: str) -> None:
+        """Show or hide what a finished step produced (its result, or why it failed)."""
+        output = self._outputs.get(step_id)
+        if output is None or not output.text():
+            return
+        output.setVisible(output.isHidden())
+        self._toggles[step_id].setText(f"{'▾' if output.isVisible() else '▸'} {step_id}")
+
     def step_done(self, event: DagStepDone) -> None:
+        text = event.error or event.result
+        if event.step_id in self._outputs and text:
+            self._outputs[event.step_id].setText(text if len(text) <= OUTPUT_CHARS
+                                                 else text[:OUTPUT_CHARS] + "…")
+            self._toggles[event.step_id].setEnabled(True)
         detail = event.error or event.result[:400]
         self._set(event.step_id, event.outcome, f"{event.outcome} in {event.elapsed:.1f} s\n{detail}")
         if event.model and event.step_id in self._model_labels:

@@ -52,6 +52,13 @@ def test_dag_run_shows_the_plan_with_step_status_and_model(qtbot, loop) -> None:
     assert len(cards) == 1
     assert cards[0].status == {"step_1": "done", "step_2": "done", "step_3": "done"}
     assert all("planner-model" in label.text() for label in cards[0]._model_labels.values())
+    # A step's output can be opened (and closed) from its row.
+    output = cards[0]._outputs["step_1"]
+    assert output.isHidden() and "result for:" in output.text()
+    cards[0]._toggles["step_1"].click()
+    assert output.isVisible() and cards[0]._toggles["step_1"].text() == "▾ step_1"
+    cards[0]._toggles["step_1"].click()
+    assert output.isHidden()
     assert turn.answer_text() == "Both parts are done: **a and b**."
     assert "planner-model" in turn.footer.text()
 
