@@ -43,3 +43,36 @@ async def test_a_run_reports_measured_metrics_in_done() -> None:
     fastest = (usage.completion_tokens - 1) / ((chunks - 1) * delay)
     assert metrics.output_tps is not None and 0.2 * fastest < metrics.output_tps <= fastest * 1.01
     assert metrics.prompt_tps is not None and metrics.prompt_tps <= usage.prompt_tokens / delay
+
+
+async def test_a_held_back_tool_call_uses_the_backends_first_token_time() -> None:
+    import asyncio
+
+    from desktop_app.core.agent.metrics import collect_call_timings, timed
+    from desktop_app.core.llm.types import StreamChunk, ToolCall, Usage
+
+    async def tool_call_stream():
+        # 1 s of generation, but the call is only sent once complete (as the local adapter
+        # does): the backend says its first token came after 0.25 s.
+        await asyncio.sleep(0.3)
+        yield StreamChunk(usage=Usage.of(400, 31), finish_reason="tool_calls",
+                          tool_calls=[ToolCall(id="c", name="calculator", arguments="{}")],
+                          first_token_s=0.1)
+
+    async def hosted_tool_call():
+        await asyncio.sleep(0.05)
+        yield StreamChunk(usage=Usage.of(400, 31), tool_calls=[
+            ToolCall(id="c", name="calculator", arguments="{}")])
+
+    with collect_call_timings() as calls:
+        async for _ in timed(tool_call_stream()):
+            pass
+        async for _ in timed(hosted_tool_call()):
+            pass
+    local, hosted = calls
+    assert local.first_chunk is not None
+    assert abs((local.first_chunk - local.started) - 0.1) < 1e-6
+    metrics = summarize(calls, started=0.0, first_answer_at=None)
+    # 30 tokens in ~0.2 s of writing: about 150 tok/s at most, never thousands.
+    assert metrics.output_tps is not None and metrics.output_tps < 200
+    assert hosted.first_chunk is None  # no text, no measured time: no sample

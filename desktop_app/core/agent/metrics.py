@@ -57,14 +57,21 @@ async def timed(stream: AsyncIterator[StreamChunk]) -> AsyncIterator[StreamChunk
     if calls is not None:
         calls.append(timing)
     try:
+        measured: float | None = None
         async for chunk in stream:
-            if timing.first_chunk is None and (chunk.content or chunk.reasoning
-                                               or chunk.tool_calls):
+            if timing.first_chunk is None and (chunk.content or chunk.reasoning):
                 timing.first_chunk = time.perf_counter()
+            if chunk.first_token_s is not None:
+                measured = chunk.first_token_s
             if chunk.usage is not None:
                 timing.prompt_tokens = chunk.usage.prompt_tokens
                 timing.completion_tokens = chunk.usage.completion_tokens
             yield chunk
+        if measured is not None:
+            # The backend's own clock: right also when the text was held back (tool calls).
+            timing.first_chunk = timing.started + measured
+        # A call that showed no text and has no measured first token (a hosted model's tool
+        # call) says nothing about reading or writing speed: it gives no sample.
     finally:
         timing.ended = time.perf_counter()
         aclose = getattr(stream, "aclose", None)

@@ -324,7 +324,9 @@ class LlamaCppLLM(LLM):
                     final = chunk
         if final is None:  # stopped early above: the worker has finished that job
             await self._run_on_worker(lambda: None)
-            final = StreamChunk(usage=self._usage_of_last(), finish_reason="stop")
+            final = StreamChunk(usage=self._usage_of_last(), finish_reason="stop",
+                                first_token_s=(self.last_stats.time_to_first_token
+                                               if self.last_stats else None))
         calls = _known_calls(sniffer, offered)
         if (not calls and sniffer.is_call and not sniffer.shown
                 and call_shaped(sniffer.text)):
@@ -336,6 +338,8 @@ class LlamaCppLLM(LLM):
             async with contextlib.aclosing(self._raw_stream(retry)) as raw:
                 async for chunk in raw:
                     if chunk.usage is not None and final.usage is not None:
+                        # No first_token_s: the retry's clock started late; its text is
+                        # shown as it comes, so its arrival is the first token.
                         chunk = StreamChunk(content=chunk.content, usage=final.usage + chunk.usage,
                                             finish_reason=chunk.finish_reason)
                     yield chunk
@@ -343,7 +347,7 @@ class LlamaCppLLM(LLM):
         rest = "" if calls else sniffer.finish()
         yield StreamChunk(content=rest, usage=final.usage,
                           finish_reason="tool_calls" if calls else final.finish_reason,
-                          tool_calls=_with_ids(calls))
+                          tool_calls=_with_ids(calls), first_token_s=final.first_token_s)
 
     async def _raw_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamChunk]:
         """The worker's chunks for one request, as produced; closing it stops generation."""
@@ -443,7 +447,8 @@ class LlamaCppLLM(LLM):
             if not stats.cancelled:
                 channel.put(StreamChunk(
                     usage=Usage.of(stats.prompt_tokens, stats.completion_tokens),
-                    finish_reason=stats.finish_reason))
+                    finish_reason=stats.finish_reason,
+                    first_token_s=stats.time_to_first_token))
             channel.close()
         except DesktopAppError as exc:
             channel.fail(exc)

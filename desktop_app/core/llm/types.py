@@ -146,3 +146,7 @@ class StreamChunk:
     usage: Usage | None = None
     finish_reason: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
+    #: On the final chunk, when the backend measured it: seconds from the request to the
+    #: first generated token. A tool call is held back until it is complete, so the first
+    #: chunk's arrival would make the model's writing look ten times faster than it is.
+    first_token_s: float | None = None
