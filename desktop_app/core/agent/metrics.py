@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from desktop_app.core.llm.types import RunMetrics, StreamChunk
 
-__all__ = ["CallTiming", "RunMetrics", "collect_call_timings", "summarize", "timed"]
+__all__ = ["CallTiming", "RunClock", "RunMetrics", "collect_call_timings", "summarize",
+           "timed"]
 
 
 @dataclass(slots=True)
@@ -48,6 +49,31 @@ def collect_call_timings() -> Iterator[list[CallTiming]]:
         yield calls
     finally:
         _calls.reset(token)
+
+
+class RunClock:
+    """One run's start, its first visible answer text and its streamed calls: what
+    ``Done.metrics`` reports, for the ReAct driver and the DAG runner alike."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.first_answer_at: float | None = None
+        self.calls: list[CallTiming] = []
+
+    @contextlib.contextmanager
+    def measuring(self) -> Iterator[RunClock]:
+        """Collect the calls made inside the block (in this task) into ``calls``."""
+        with collect_call_timings() as calls:
+            self.calls = calls
+            yield self
+
+    def answer_text(self, text: str) -> None:
+        """Text went to the user; the first that is not blank is the first answer word."""
+        if self.first_answer_at is None and text.strip():
+            self.first_answer_at = time.perf_counter()
+
+    def metrics(self) -> RunMetrics:
+        return summarize(self.calls, started=self.started, first_answer_at=self.first_answer_at)
 
 
 async def timed(stream: AsyncIterator[StreamChunk]) -> AsyncIterator[StreamChunk]:

@@ -32,7 +32,7 @@ from desktop_app.core.agent.events import (
     Inject,
 )
 from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
-from desktop_app.core.agent.metrics import CallTiming, collect_call_timings, summarize
+from desktop_app.core.agent.metrics import RunClock
 from desktop_app.core.agent.react import ReActAgent
 from desktop_app.core.agent.result import AgentResult, draft_from_steps, partial_result
 from desktop_app.core.errors import DesktopAppError
@@ -103,15 +103,14 @@ async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], An
         if inspect.isawaitable(outcome):
             await outcome
 
-    with collect_call_timings() as calls:
-        return await _drive(agent, query, send, history, interrupt_queue, calls)
+    clock = RunClock()
+    with clock.measuring():
+        return await _drive(agent, query, send, history, interrupt_queue, clock)
 
 
 async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
                  history: Sequence[ChatMessage], interrupt_queue: InterruptQueue | None,
-                 calls: list[CallTiming]) -> RunOutcome:
-    started = time.perf_counter()
-    first_answer_at: float | None = None
+                 clock: RunClock) -> RunOutcome:
     deltas: list[str] = []
     result: AgentResult | None = None
 
@@ -122,15 +121,13 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
         extra.pop("exc", None)
         return Done(answer="".join(deltas), iterations=source.iterations if source else 0,
                     usage=source.usage if source else Usage(),
-                    elapsed=round(time.perf_counter() - started, 4),
+                    elapsed=round(time.perf_counter() - clock.started, 4),
                     model=agent.llm.model_id,
-                    metrics=summarize(calls, started=started, first_answer_at=first_answer_at),
+                    metrics=clock.metrics(),
                     **extra)
 
     async def answer_delta(text: str) -> None:
-        nonlocal first_answer_at
-        if first_answer_at is None and text.strip():
-            first_answer_at = time.perf_counter()
+        clock.answer_text(text)
         deltas.append(text)
         await send(AnswerDelta(content=text))
 

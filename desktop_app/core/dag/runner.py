@@ -28,7 +28,7 @@ from desktop_app.core.agent.events import (
     Phase,
 )
 from desktop_app.core.agent.interrupts import InterruptQueue
-from desktop_app.core.agent.metrics import CallTiming, collect_call_timings, summarize
+from desktop_app.core.agent.metrics import RunClock
 from desktop_app.core.dag.analyzer import Analysis, PlanAnalyzer
 from desktop_app.core.dag.events import DagAnalysis, DagPlan, DagReplan, PlannedStep
 from desktop_app.core.dag.executor import DAGExecutor, emit_to
@@ -109,9 +109,8 @@ class DagRunner:
         self._stop_requested = False
         self._current: asyncio.Future[Any] | None = None
         self._streamed = ""
-        # The run's streamed calls and (start, first answer word), for Done.metrics.
-        self._calls: list[CallTiming] = []
-        self._clock: tuple[float, float | None] = (0.0, None)
+        #: The current run's start, first answer word and streamed calls (Done.metrics).
+        self._clock = RunClock()
         self._queue: InterruptQueue | None = None
         self._interrupts: list[str] = []
 
@@ -172,49 +171,45 @@ class DagRunner:
         self._queue = interrupt_queue
         self._interrupts = []
         self._executor.reset()
-        started = time.monotonic()
-        self._clock = (time.perf_counter(), None)
+        self._clock = RunClock()
         result = DagResult(answer="", model=self.model_name)
 
         async def emit(event: Event) -> None:
             await emit_to(on_event, event)
 
-        with collect_call_timings() as self._calls:
-            return await self._run_timed(goal, history, result, emit, started)
+        with self._clock.measuring():
+            return await self._run_timed(goal, history, result, emit)
 
     async def _run_timed(self, goal: str, history: Sequence[ChatMessage], result: DagResult,
-                         emit: Any, started: float) -> DagResult:
+                         emit: Any) -> DagResult:
         try:
             await self._run(goal, history, result, emit)
         except _Stopped:
             result.cancelled = True
         except asyncio.CancelledError:
             result.cancelled = True
-            await self._finish(result, started, emit)
+            await self._finish(result, emit)
             raise
         except Exception as exc:  # the engine reports errors; it never crashes the caller
             from desktop_app.core.agent.runner import logged_error_message
 
             result.error = logged_error_message(exc, "DAG run")
             await emit(ErrorEvent(message=result.error, kind=type(exc).__name__))
-        await self._finish(result, started, emit)
+        await self._finish(result, emit)
         return result
 
-    async def _finish(self, result: DagResult, started: float,
-                      emit: Any) -> None:
+    async def _finish(self, result: DagResult, emit: Any) -> None:
         # Like the agent's driver: Done.answer is exactly the text streamed as AnswerDelta
         # (after a stop or an error, what was streamed so far; the step results stay in
         # their dag_step events and in ``result.rounds``).
         result.answer = self._streamed
         result.iterations = sum(r.execution.iterations for r in result.rounds
                                 if r.execution is not None)
-        result.elapsed = time.monotonic() - started
-        began, first_answer_at = self._clock
+        result.elapsed = time.perf_counter() - self._clock.started
         await emit(Done(answer=result.answer, iterations=result.iterations, usage=result.usage,
                         elapsed=round(result.elapsed, 3), model=result.model,
                         error=result.error, cancelled=result.cancelled,
-                        metrics=summarize(self._calls, started=began,
-                                          first_answer_at=first_answer_at)))
+                        metrics=self._clock.metrics()))
 
     async def _run(self, goal: str, history: Sequence[ChatMessage], result: DagResult,
                    emit: Any) -> None:
@@ -272,8 +267,7 @@ class DagRunner:
         draft = result.rounds[-1].analysis.final_answer if result.rounds[-1].analysis else ""
 
         async def delta(text: str) -> None:
-            if self._clock[1] is None and text.strip():
-                self._clock = (self._clock[0], time.perf_counter())
+            self._clock.answer_text(text)
             self._streamed += text
             await emit(AnswerDelta(content=text))
 
