@@ -259,9 +259,10 @@ class ConversationStore(ItemsMixin, EvalsMixin):
         now = created_at if created_at is not None else time.time()
         try:
             with self.transaction() as conn:
+                columns = rows.MESSAGE_COLUMNS.replace("id, ", "", 1)
                 cur = conn.execute(
-                    f"INSERT INTO messages ({rows.MESSAGE_COLUMNS.replace('id, ', '', 1)}) "
-                    f"VALUES ({', '.join('?' * 19)})",
+                    f"INSERT INTO messages ({columns}) "
+                    f"VALUES ({', '.join('?' * (columns.count(',') + 1))})",
                     (conversation_id, role, content, now, status, reasoning, model,
                      prompt_tokens, completion_tokens, ttft, elapsed, tokens_per_second, error,
                      int(pinned), json.dumps(tool_calls) if tool_calls else None,

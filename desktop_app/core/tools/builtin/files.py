@@ -118,7 +118,7 @@ class ReadFileTool(_WorkspaceTool):
     }
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
-        if await asyncio.to_thread(self.workspace.resolve(args["path"]).is_dir):
+        if await asyncio.to_thread(lambda: self.workspace.resolve(args["path"]).is_dir()):
             # Small models read '.' to look around; the listing is what they wanted.
             listing = await ListFilesTool(self.workspace).run({"path": args["path"]})
             if not listing.ok:

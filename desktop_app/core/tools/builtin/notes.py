@@ -180,16 +180,18 @@ def _stem(word: str) -> str:
 SHOW_WHOLE_BODY = 300
 
 
-def _line(note: Note, query: str = "") -> str:
+def _line(note: Note, words: list[str] | None = None) -> str:
+    """One note in a listing; with the search ``words`` (a search was made), its short body
+    or the passage around the first word found."""
     tags = f" [tags: {', '.join(note.tags)}]" if note.tags else ""
     when = f" ({note.created[:10]})" if note.created else ""
     snippet = ""
     body = " ".join(note.body.split())
-    if query and len(body) <= SHOW_WHOLE_BODY:
+    if words is not None and len(body) <= SHOW_WHOLE_BODY:
         snippet = f" — {body}" if body else ""
-    elif query:
+    elif words is not None:
         lower = body.lower()
-        positions = [lower.find(_stem(w)) for w in search_words(query)]
+        positions = [lower.find(_stem(w)) for w in words]
         pos = min((p for p in positions if p >= 0), default=-1)
         if pos >= 0:
             start = max(0, pos - 40)
@@ -244,13 +246,14 @@ class NotesFindTool(Tool):
                               else "There are no notes yet.")
         shown = notes[:MAX_LISTED]
         more = f"\n(and {len(notes) - len(shown)} more)" if len(notes) > len(shown) else ""
-        if query and _matched_words(notes[0], search_words(query)) < len(search_words(query)):
+        words = search_words(query) if query else None
+        if words and _matched_words(notes[0], words) < len(words):
             head = f"No note has every word of '{query}'; the closest {len(notes)}:"
         elif query:
             head = f"{len(notes)} note(s) matching '{query}':"
         else:
             head = f"{len(notes)} note(s):"
-        return ToolResult(text=head + "\n" + "\n".join(_line(n, query) for n in shown) + more)
+        return ToolResult(text=head + "\n" + "\n".join(_line(n, words) for n in shown) + more)
 
 
 class NoteReadTool(Tool):

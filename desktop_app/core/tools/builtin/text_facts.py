@@ -34,9 +34,9 @@ def _number(cell: str) -> Decimal | None:
 
 
 def _fmt(value: Decimal) -> str:
-    # Decimal keeps 54.20 + 2.80 exact; normalise drops trailing zeros but not 1E+2 forms.
-    text = format(value.normalize(), "f")
-    return text
+    # Decimal keeps 54.20 + 2.80 exact; "f" writes 100 (not normalize()'s 1E+2) without
+    # trailing zeros.
+    return format(value.normalize(), "f")
 
 
 def table_facts(text: str, delimiter: str) -> str:
