@@ -129,7 +129,7 @@ class Composer(QFrame):
         """Switch between idle (Send) and working (Interrupt + Stop)."""
         self._running = running
         self.stop_button.setVisible(running)
-        self.send_button.setText("Interrupt" if running else "Send")
+        self.send_button.setText(self._send_label())
         self.send_button.setToolTip(
             "Send this to the running agent; it reads it before its next step"
             if running else "Send (Enter)")
@@ -140,8 +140,12 @@ class Composer(QFrame):
     def set_editing(self, editing: bool) -> None:
         """Show or hide the "editing an earlier message" bar."""
         self.editing_bar.setVisible(editing)
-        self.send_button.setText("Resend" if editing and not self._running else
-                                 "Interrupt" if self._running else "Send")
+        self.send_button.setText(self._send_label())
+
+    def _send_label(self) -> str:
+        if self._running:
+            return "Interrupt"
+        return "Resend" if self.editing else "Send"
 
     @property
     def editing(self) -> bool:

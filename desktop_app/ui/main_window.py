@@ -168,6 +168,7 @@ class MainWindow(QMainWindow):
         """An empty chat; it is stored when the first message is sent."""
         self.conversation_id = None
         self.live_turn = None
+        self.edits.cancel()  # the edited message belongs to the chat being left
         self.chat.clear()
         self.artifact_pane.clear()
         self.artifact_dock.close()
@@ -182,6 +183,7 @@ class MainWindow(QMainWindow):
 
     async def open_conversation(self, conversation_id: str) -> None:
         detail = await self.ctx.store.load_conversation(conversation_id)
+        self.edits.cancel()  # the edited message belongs to the chat being left
         self.conversation_id = conversation_id
         self.sidebar.set_current(conversation_id)
         self.picker.select(detail.conversation.model)

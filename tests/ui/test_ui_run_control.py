@@ -177,3 +177,26 @@ def test_an_interrupt_sent_during_the_final_answer_starts_the_next_turn(qtbot, l
     assert "and also this" in llm.requests[2].last_user_text
     answers = [m.content for m in detail.messages if m.role == "assistant"]
     assert answers[-1] == "Here is the follow-up." and len(answers) == 2
+
+
+def test_an_edit_is_dropped_when_the_user_leaves_the_chat(qtbot, loop) -> None:
+    llm = ScriptedLLM([json_final("a"), "About cats.", json_final("b"), "About dogs."],
+                      model_id="scripted")
+
+    async def scenario():
+        window = await make_window(qtbot, llm)
+        await window.send("tell me about cats")
+        await window.controller.wait_idle()
+        first = window.conversation_id
+        window.chat.items()[0].edit_button.click()
+        assert window.composer.editing
+        window.new_conversation()
+        await window.send("tell me about dogs")
+        await window.controller.wait_idle()
+        kept = await window.ctx.store.load_conversation(first)
+        return window, kept
+
+    window, kept = loop.run_until_complete(scenario())
+    # Sending in the new chat did not "replace" the old chat's question.
+    assert [m.content for m in kept.messages] == ["tell me about cats", "About cats."]
+    assert not window.composer.editing and window.composer.send_button.text() == "Send"
