@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 
 import pytest
 from ui_helpers import make_window, wait_for
@@ -23,15 +24,26 @@ ACHIEVED = json.dumps({"achieved": True, "confidence": 0.9, "reason": "ok",
                        "final_answer": "a and b"})
 
 
-def dag_brain(request: Request) -> str:
-    system = request.system_text
-    if request.kind == "stream":
-        return "Both parts are done: **a and b**."
-    if "You are a planner" in system:
-        return PLAN
-    if "analy" in system.lower() and "achieved" in system:
-        return ACHIEVED
-    return json_final(f"result for: {request.last_user_text[:40]}")
+def brain_with(plan: str, answer: str,
+               step: Callable[[Request], str]) -> Callable[[Request], str]:
+    """A scripted DAG model: ``plan`` to the planner, ACHIEVED to the analyzer, ``answer``
+    as the synthesis, and ``step`` for everything a step's agent asks."""
+
+    def brain(request: Request) -> str:
+        system = request.system_text
+        if request.kind == "stream":
+            return answer
+        if "You are a planner" in system:
+            return plan
+        if "analy" in system.lower() and "achieved" in system:
+            return ACHIEVED
+        return step(request)
+
+    return brain
+
+
+dag_brain = brain_with(PLAN, "Both parts are done: **a and b**.",
+                       lambda request: json_final(f"result for: {request.last_user_text[:40]}"))
 
 
 def test_dag_run_shows_the_plan_with_step_status_and_model(qtbot, loop) -> None:
@@ -182,20 +194,14 @@ def test_dag_step_tool_calls_show_cards_send_artifacts_and_are_saved(qtbot, loop
     table = {"title": "Weekly", "rows": [["UNIQUE-CELL", 1]]}
     served: list[str] = []
 
-    def brain(request: Request) -> str:
-        system = request.system_text
-        if request.kind == "stream":
-            return "The table is in the artifact pane."
-        if "You are a planner" in system:
-            return plan
-        if "analy" in system.lower() and "achieved" in system:
-            return ACHIEVED
+    def step(_request: Request) -> str:
         if not served:
             served.append("table")
             return json_action("make_table", table)
         return json_final("made the table")
 
-    llm = FunctionLLM(brain, model_id="planner-model")
+    llm = FunctionLLM(brain_with(plan, "The table is in the artifact pane.", step),
+                      model_id="planner-model")
 
     async def scenario():
         window = await make_window(qtbot, llm,
