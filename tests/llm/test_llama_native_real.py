@@ -35,6 +35,20 @@ def test_a_forced_call_is_always_a_valid_call_of_that_tool(bundled_llm: LlamaCpp
     assert "<tool_call>" not in result.message.content
 
 
+def test_tool_choice_required_is_a_valid_call_of_one_of_the_tools(
+        bundled_llm: LlamaCppLLM) -> None:
+    from desktop_app.core.tools.builtin.units import UnitConvertTool
+
+    result = asyncio.run(bundled_llm.chat(
+        [SYSTEM, ChatMessage.user("Tell me a short joke about cats.")],
+        tools=[CALCULATOR, UnitConvertTool().spec()], tool_choice="required",
+        max_tokens=80, temperature=0.0))
+    [call] = result.message.tool_calls
+    assert call.name in ("calculator", "convert_units")
+    required = {"calculator": {"expression"}, "convert_units": {"value", "from_unit", "to_unit"}}
+    assert required[call.name] <= set(call.parsed_arguments())
+
+
 def test_tool_choice_none_gives_text_even_for_a_question_the_tool_answers(
         bundled_llm: LlamaCppLLM) -> None:
     result = asyncio.run(bundled_llm.chat(

@@ -31,6 +31,22 @@ def test_calculator_arithmetic(expression: str, expected: float) -> None:
     assert calculate(expression) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(("expression", "expected"), [
+    ("17.5% of 2340", 409.5), ("249 + 19%", 296.31), ("129 - 30%", 90.3),
+    ("percent_change(80, 92)", 15), ("percent_change(92, 80)", -13.0434782609),
+    ("19% * 249", 47.31), ("50%", 0.5),
+    # % between two numbers stays the remainder.
+    ("10 % 3", 1), ("100 - 20 % 3", 98), ("(1+2)%2", 1),
+])
+def test_calculator_percentages(expression: str, expected: float) -> None:
+    assert calculate(expression) == pytest.approx(expected)
+
+
+def test_a_percent_change_from_zero_is_a_clear_error() -> None:
+    with pytest.raises(CalculationError, match="old value is 0"):
+        calculate("percent_change(0, 5)")
+
+
 def test_calculator_constants_and_trig() -> None:
     assert calculate("pi") == pytest.approx(math.pi)
     assert calculate("sin(pi / 2)") == pytest.approx(1.0)

@@ -14,6 +14,7 @@ from typing import Any
 
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
 from desktop_app.core.agent.prompts import native_observation
+from desktop_app.core.agent.request_steps import advance_step
 from desktop_app.core.agent.result import StepRecord, find_repeat
 from desktop_app.core.agent.state import RunState
 from desktop_app.core.llm.types import ChatMessage, ToolCall
@@ -52,6 +53,18 @@ def _command_done(state: RunState, steps: list[StepRecord]) -> bool:
         step.tool == state.commanded_tool and step.error is None for step in steps)
 
 
+def _computed(state: RunState, steps: list[StepRecord]) -> bool:
+    """The last step looked something up or computed it (a read-only tool), rather than
+    saving or showing it: its result is then the answer."""
+    tool = state.registry.get(steps[-1].tool) if steps[-1].tool in state.registry else None
+    return tool is not None and tool.read_only
+
+
+def _result_line(steps: list[StepRecord]) -> str:
+    done = [step for step in steps if step.error is None and step.observation]
+    return done[-1].observation.strip().splitlines()[0] if done else ""
+
+
 async def run_native(state: RunState) -> None:
     """The native-mode tool loop; fills ``state`` (answer, steps, stop reason).
 
@@ -69,11 +82,11 @@ async def run_native(state: RunState) -> None:
         state.iterations = iteration
         await state.emit(ThinkingStart(iteration=iteration))
         cut_short = live = False
-        choice: Any = None
-        if iteration == 1 and state.commanded_tool and specs:
-            choice = {"type": "function", "function": {"name": state.commanded_tool}}
+        choice: Any = state.take_tool_choice() if specs else None
         if streaming:
-            live = not state.steps or state.continue_after_tools
+            # A chained request's answer comes after its last step.
+            live = ((not state.steps or state.continue_after_tools)
+                    and not state.steps_pending)
             reply, cut_short = await state.stream_turn(
                 tools=specs, live=live, stop_at_answer=not live and state.stop_early,
                 tool_choice=choice)
@@ -94,6 +107,8 @@ async def run_native(state: RunState) -> None:
             state.messages.pop()  # the repeated request is not part of the trace
             calls = []
             cut_short = True  # the answer comes from synthesis, as after a text reply
+        if not calls and iteration < state.max_iterations and advance_step(state):
+            continue  # this step is done; the request has more
         if not calls:
             injected = state.drain_interrupts()
             if injected:
@@ -125,6 +140,13 @@ async def run_native(state: RunState) -> None:
         injected = state.drain_interrupts()
         await state.inject(injected)  # only after every tool message
         if not injected and _command_done(state, steps):
+            if advance_step(state):
+                continue
+            if state.request_steps and _computed(state, steps):
+                # The last step of a chain computed the answer ("… then add the two
+                # results"): offered as the draft, the synthesis states it instead of
+                # redoing the chain in prose (which the bundled model got wrong).
+                state.answer = _result_line(steps)
             # "Make a table of …" is done once the table is made: asked for more, the
             # bundled model made twelve more pages (108 s). The answer comes from synthesis.
             state.stop_reason = "final_answer"

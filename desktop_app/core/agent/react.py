@@ -26,6 +26,7 @@ from desktop_app.core.agent.prompts import (
     json_system_prompt,
     native_system_prompt,
 )
+from desktop_app.core.agent.request_steps import begin_steps, call_of, split_steps
 from desktop_app.core.agent.result import AgentResult, attach_partial_result
 from desktop_app.core.agent.selection import (
     _TOOL_SELECTION_MAX,
@@ -65,6 +66,8 @@ class ReActAgent:
     trace as text); ``"shared_prefix"`` continues the loop's conversation with its tools
     (a local model's KV cache covers all of it) and a text-only constraint;
     ``"conversation"`` continues it with the base system prompt and no tools.
+    ``split_chained_requests``: "do X, then Y" is given to the model one step at a time
+    (``agent/request_steps.py``; native mode), for small models.
     """
 
     def __init__(
@@ -88,6 +91,7 @@ class ReActAgent:
         after_tools: Literal["synthesize", "continue"] = "synthesize",
         synthesis: Literal["separate", "shared_prefix", "conversation"] = "separate",
         answer_system_prompt: str = ANSWER_SYSTEM_PROMPT,
+        split_chained_requests: bool = False,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -109,6 +113,7 @@ class ReActAgent:
         self.after_tools = after_tools
         self.synthesis = synthesis
         self.answer_system_prompt = answer_system_prompt
+        self.split_chained_requests = split_chained_requests
 
     @property
     def llm(self) -> LLM:
@@ -157,6 +162,11 @@ class ReActAgent:
             state.messages = self._initial_messages(query, history, state.registry, native)
             if native:
                 state.commanded_tool = commanded_tool(query, state.registry)
+                if state.commanded_tool:
+                    state.next_tool_choice = call_of(state.commanded_tool)
+                steps = split_steps(query) if self.split_chained_requests else []
+                if len(steps) > 1:
+                    begin_steps(state, steps)
                 await read_mentioned_files(state)
                 await search_named_notes(state)
                 try:

@@ -72,6 +72,12 @@ class RunState:
     #: The tool the request's opening command names ("Make a table …"): the first model
     #: turn must call it (see ``agent/intents.py``).
     commanded_tool: str | None = None
+    #: ``tool_choice`` of the next model turn only (a commanded tool, or "required" for a
+    #: step of a chained request); reset once used.
+    next_tool_choice: ToolChoice = None
+    #: A chained request's steps (``agent/request_steps.py``), and the one being worked on.
+    request_steps: list[str] = field(default_factory=list)
+    step_index: int = 0
     #: After tools ran, stop a reply once it is known to be text (synthesis follows): for
     #: local models, where every generated token costs the user time.
     stop_early: bool = False
@@ -85,6 +91,15 @@ class RunState:
         outcome = self.sink(event)
         if inspect.isawaitable(outcome):
             await outcome
+
+    @property
+    def steps_pending(self) -> bool:
+        """A chained request has steps the model has not been given yet."""
+        return self.step_index + 1 < len(self.request_steps)
+
+    def take_tool_choice(self) -> ToolChoice:
+        choice, self.next_tool_choice = self.next_tool_choice, None
+        return choice
 
     # --- interrupts ------------------------------------------------------------------------
     def drain_interrupts(self) -> list[str]:

@@ -80,7 +80,7 @@ def check_number(text: str, expected: float, *, prompt: str = "", allow: Sequenc
     low, high = abs(expected) / 10, abs(expected) * 10
     for value, shown in found:
         if _is(value, shown, expected, rel_tol, abs_tol) or any(
-                math.isclose(value, k, rel_tol=1e-6, abs_tol=1e-9) for k in known):
+                math.isclose(value, k, rel_tol=1e-5, abs_tol=1e-9) for k in known):
             continue
         if expected and low <= abs(value) <= high:
             return f"expected {_fmt(expected)}, but it also says {_fmt(value)}"

@@ -48,6 +48,7 @@ from desktop_app.core.llm.llama_generation import (
 )
 from desktop_app.core.llm.llama_messages import (
     TEXT_ONLY_GRAMMAR,
+    any_call_grammar,
     compact_tools,
     forced_call_grammar,
     forced_tool,
@@ -271,6 +272,8 @@ class LlamaCppLLM(LLM):
             forced = forced_tool(compact, tool_choice)
             if forced is not None:
                 request["_grammar"] = forced_call_grammar(forced, self.tool_style)
+            elif tool_choice == "required":
+                request["_grammar"] = any_call_grammar(compact, self.tool_style)
             elif tool_choice == "none":
                 request["_grammar"] = TEXT_ONLY_GRAMMAR
         if temperature is not None:

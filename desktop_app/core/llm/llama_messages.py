@@ -112,6 +112,34 @@ def forced_tool(tools: list[ToolSpec] | None, tool_choice: Any) -> ToolSpec | No
     return next((t for t in tools if t.get("function", {}).get("name") == name), None)
 
 
+def _call_wrapper(style: ToolStyle | None) -> tuple[str, str]:
+    """The text around one call's JSON in the model's trained format."""
+    if style == "hermes":
+        return "<tool_call>\n", "\n</tool_call>"
+    if style == "mistral":
+        return "[TOOL_CALLS][", "]"
+    return "", ""
+
+
+def any_call_grammar(tools: list[ToolSpec], style: ToolStyle | None) -> str:
+    """GBNF for exactly one call of any of ``tools`` (``tool_choice="required"``): the model
+    picks the tool, and its arguments must match that tool's schema."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    alternatives = [{
+        "type": "object",
+        "properties": {
+            "name": {"const": tool["function"]["name"]},
+            "arguments": tool["function"].get("parameters")
+            or {"type": "object", "properties": {}}},
+        "required": ["name", "arguments"]} for tool in tools]
+    schema = alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
+    call_gbnf = json_schema_to_gbnf(json.dumps(schema))
+    call_gbnf = re.sub(r"(?m)^root\s*::=", "one-call ::=", call_gbnf)
+    opening, closing = _call_wrapper(style)
+    return f"root ::= {json.dumps(opening)} one-call {json.dumps(closing)}\n{call_gbnf}"
+
+
 def forced_call_grammar(tool: ToolSpec, style: ToolStyle | None) -> str:
     """GBNF for exactly one call of ``tool`` in the model's own format.
 

@@ -36,12 +36,20 @@ _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.UAdd: operator.pos,
     ast.USub: operator.neg,
 }
+def percent_change(old: float, new: float) -> float:
+    """How many percent ``new`` is above (or below, negative) ``old``."""
+    if old == 0:
+        raise ValueError("the old value is 0, so the change has no percentage")
+    return (new - old) / abs(old) * 100
+
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos, "tan": math.tan,
     "asin": math.asin, "acos": math.acos, "atan": math.atan,
     "log": math.log, "ln": math.log, "log10": math.log10, "log2": math.log2,
     "exp": math.exp, "abs": abs, "round": round, "floor": math.floor, "ceil": math.ceil,
     "min": min, "max": max, "factorial": math.factorial,
+    "percent_change": percent_change,
 }
 _CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
 
@@ -106,16 +114,23 @@ def _eval(node: ast.AST) -> Any:
 
 
 _PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*of\s*", re.IGNORECASE)
+_NUMBER = r"\d+(?:\.\d+)?"
+#: "249 + 19%" and "129 - 30%" as on a pocket calculator: add or take off that share.
+_PLUS_PERCENT = re.compile(rf"({_NUMBER})\s*([+-])\s*({_NUMBER})\s*%(?!\s*[\d(.])")
+#: A percentage on its own ("19% * 249"); "10 % 3" (a remainder) is left alone.
+_PERCENT = re.compile(rf"({_NUMBER})\s*%(?!\s*[\d(.])")
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
 
 
 def _normalise(expression: str) -> str:
     """What people (and small models) write, as Python arithmetic: ``^`` for powers,
-    ``×``/``÷``, ``x% of y``, ``1,234`` thousands separators (not function-argument commas),
-    a trailing ``=``."""
+    ``×``/``÷``, ``x% of y``, ``y + x%``, ``1,234`` thousands separators (not
+    function-argument commas), a trailing ``=``."""
     text = expression.strip().rstrip("=").strip()
     text = text.replace("^", "**").replace("×", "*").replace("÷", "/").replace("−", "-")
     text = _PERCENT_OF.sub(lambda m: f"{m.group(1)}/100*", text)
+    text = _PLUS_PERCENT.sub(lambda m: f"{m.group(1)}*(1{m.group(2)}{m.group(3)}/100)", text)
+    text = _PERCENT.sub(lambda m: f"({m.group(1)}/100)", text)
     if "(" not in text:  # min(1,2) keeps its commas
         text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
     return text
@@ -151,12 +166,15 @@ class CalculatorTool(Tool):
     """Evaluates arithmetic expressions exactly (integers) or to 12 significant digits."""
 
     name = "calculator"
-    description = "Exact arithmetic: + - * / // % **, 'x% of y', sqrt, sin, log, pi, e"
+    description = "Exact arithmetic: + - * / % **, sqrt, sin, log, pi, e, percentages"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "expression": {"type": "string",
-                           "description": "The expression, e.g. '1234*5678' or 'sqrt(2)/3'"},
+                           "description": (
+                               "The expression, e.g. '1234*5678', 'sqrt(2)/3', '15% of 80', "
+                               "'80 + 15%' (adds 15%), '80 - 15%' (15% off), "
+                               "'percent_change(80, 92)' (change in %)")},
         },
         "required": ["expression"],
         "additionalProperties": False,
