@@ -10,6 +10,10 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
 os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --disable-background-networking")
+# Nothing may reach the internet: a hub call that a test did not point at its own loopback
+# hub goes to a closed local port and fails at once.
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
 import keyring  # noqa: E402
 import pytest  # noqa: E402

@@ -13,12 +13,16 @@ from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
 
 def register(subparsers: Any) -> None:
     """Add the ``models`` subcommand."""
+    from desktop_app.cli.models_catalogue import add_subcommands
+
     parser = subparsers.add_parser(
-        "models", help="list configured models and their abilities",
-        description="List the configured models: name, kind, roles, context size, abilities. "
-                    "The default model is marked with '*'. No model is loaded.")
+        "models", help="list, find, download, measure and remove models",
+        description="Without an action: list the configured models (name, kind, roles, "
+                    "context size, abilities; '*' marks the default). No model is loaded.")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run_models)
+    actions = parser.add_subparsers(dest="models_action", metavar="ACTION")
+    add_subcommands(actions)
 
 
 def _status(entry: ModelEntry) -> str:

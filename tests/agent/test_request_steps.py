@@ -36,10 +36,14 @@ def _tools(tmp_path) -> ToolRegistry:
      ["Convert 5 km and 10 km to miles", "Show the results in a table."]),
     ("Convert 10 miles to km. Multiply the result by 3.",
      ["Convert 10 miles to km.", "Multiply the result by 3."]),
+    # What the note should hold is looked up first.
+    ("Save a note titled 'Tokyo time' with the current time in Tokyo.",
+     ["Find the current time in Tokyo", "Save a note titled 'Tokyo time' with it."]),
     # Not chained: "and" inside one action, a question, a list of things.
     ("Find the time in London and in Sydney.", None),
     ("Explain a Python generator and give an example.", None),
     ("What is 3+4 and why?", None),
+    ("Save a note titled 'Groceries' with milk and eggs.", None),
     ("A dinner costs 156.80. Split the total among 4 people.", None),  # facts, one command
     ("Buy salt and pepper, then", None),
     ("Summarise this:\nfirst do X, then do Y", None),  # a pasted text is read whole

@@ -14,7 +14,7 @@ from typing import Any
 
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
 from desktop_app.core.agent.prompts import native_observation
-from desktop_app.core.agent.request_steps import advance_step
+from desktop_app.core.agent.request_steps import advance_step, chain_draft
 from desktop_app.core.agent.result import StepRecord, find_repeat
 from desktop_app.core.agent.state import RunState
 from desktop_app.core.llm.types import ChatMessage, ToolCall
@@ -51,18 +51,6 @@ def _command_done(state: RunState, steps: list[StepRecord]) -> bool:
     """The request's opening command (``state.commanded_tool``) has just succeeded."""
     return bool(state.commanded_tool) and any(
         step.tool == state.commanded_tool and step.error is None for step in steps)
-
-
-def _computed(state: RunState, steps: list[StepRecord]) -> bool:
-    """The last step looked something up or computed it (a read-only tool), rather than
-    saving or showing it: its result is then the answer."""
-    tool = state.registry.get(steps[-1].tool) if steps[-1].tool in state.registry else None
-    return tool is not None and tool.read_only
-
-
-def _result_line(steps: list[StepRecord]) -> str:
-    done = [step for step in steps if step.error is None and step.observation]
-    return done[-1].observation.strip().splitlines()[0] if done else ""
 
 
 async def run_native(state: RunState) -> None:
@@ -142,11 +130,8 @@ async def run_native(state: RunState) -> None:
         if not injected and _command_done(state, steps):
             if advance_step(state):
                 continue
-            if state.request_steps and _computed(state, steps):
-                # The last step of a chain computed the answer ("… then add the two
-                # results"): offered as the draft, the synthesis states it instead of
-                # redoing the chain in prose (which the bundled model got wrong).
-                state.answer = _result_line(steps)
+            if state.request_steps:
+                state.answer = chain_draft(state)
             # "Make a table of …" is done once the table is made: asked for more, the
             # bundled model made twelve more pages (108 s). The answer comes from synthesis.
             state.stop_reason = "final_answer"

@@ -15,6 +15,7 @@ merely contains "and" is never cut up.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from desktop_app.core.agent.intents import commanded_tool
 from desktop_app.core.agent.state import RunState
@@ -59,11 +60,23 @@ _STEP_TOOLS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _NAMES_FILE = re.compile(r"\b[\w-]+\.[A-Za-z]{2,4}\b")
 
 
+#: "Save a note titled 'X' with the current time in Tokyo": what the note should hold has
+#: to be looked up first. Forced to write the note at once, the bundled model wrote "The
+#: current time in Tokyo" into it.
+_SAVE_LOOKUP = re.compile(
+    r"^(?P<save>(?:please\s+)?(?:save|create|make|write|add)\s+(?:a\s+)?note\b.*?)\s+"
+    r"(?:with|containing|holding)\s+(?P<fact>(?:the\s+(?:current|latest|result|total|sum)|"
+    r"today'?s|the\s+date|the\s+time)\b.*?)[.!]?$", re.IGNORECASE)
+
+
 def split_steps(request: str) -> list[str]:
     """The steps of a chained request, in order; one element when it is not chained."""
     text = request.strip()
     if "\n" in text or len(text) > 400:
         return [text]  # a pasted document or a long brief: the model reads it whole
+    lookup = _SAVE_LOOKUP.match(text)
+    if lookup:
+        return [f"Find {lookup.group('fact')}", f"{_tidy(lookup.group('save'))} with it."]
     parts = [p for p in _THEN.split(text) if p.strip()]
     steps: list[str] = []
     for index, part in enumerate(parts):
@@ -166,3 +179,27 @@ def next_step_message(steps: list[str], index: int) -> ChatMessage:
     return ChatMessage.user(
         f"Step {index + 1} of {len(steps)}: {steps[index]}\n"
         "Use the results above.", pinned=True)
+
+
+def chain_draft(state: RunState) -> str:
+    """The draft answer of a finished chain: the last result computed or looked up, and
+    what the last step did with it ("0.15 * 240 = 36" / "Saved note 'Tip'…").
+
+    Offered as the draft, the synthesis states these instead of redoing the chain in prose
+    (which the bundled model got wrong) or repeating the question (which it did when the
+    last step only saved a note)."""
+    done = [step for step in state.steps if step.error is None and step.observation]
+    if not done:
+        return ""
+
+    def line(step: Any) -> str:
+        return step.observation.strip().splitlines()[0]
+
+    def read_only(step: Any) -> bool:
+        return step.tool in state.registry and state.registry.get(step.tool).read_only
+
+    computed = [step for step in done if read_only(step)]
+    lines = [line(computed[-1])] if computed else []
+    if not read_only(done[-1]):
+        lines.append(line(done[-1]))
+    return "\n".join(lines)

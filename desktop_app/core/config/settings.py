@@ -58,6 +58,8 @@ class LocalModelConfig(BaseModel):
     native_tools: bool = True
     roles: list[str] = Field(default_factory=list)
     chat_format: str | None = None
+    #: Layers offloaded to a GPU (a GPU build of llama.cpp only; 0 = run on the CPU).
+    gpu_layers: int = Field(default=0, ge=0, le=1000)
 
 
 class EndpointModelConfig(BaseModel):

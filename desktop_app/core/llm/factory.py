@@ -48,7 +48,7 @@ def _local_factory(cfg: LocalModelConfig) -> LLM:
                        n_threads=cfg.n_threads, constrained_json=cfg.constrained_json,
                        chat_format=cfg.chat_format,
                        native_tools=None if cfg.native_tools else False,
-                       prompt_cache_dir=prompt_state_dir())
+                       prompt_cache_dir=prompt_state_dir(), gpu_layers=cfg.gpu_layers)
 
 
 def _endpoint_factory(cfg: EndpointModelConfig) -> LLM:

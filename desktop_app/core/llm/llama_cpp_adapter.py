@@ -105,7 +105,7 @@ class LlamaCppLLM(LLM):
                  n_threads: int | None = None, constrained_json: bool = False,
                  chat_format: str | None = None, verbose: bool = False,
                  native_tools: bool | None = None,
-                 prompt_cache_dir: Path | None = None) -> None:
+                 prompt_cache_dir: Path | None = None, gpu_layers: int = 0) -> None:
         self._path = Path(path).expanduser()
         self._name = name or self._path.stem
         self._context_size = context_size
@@ -115,6 +115,7 @@ class LlamaCppLLM(LLM):
         self._verbose = verbose
         self._native_tools = native_tools
         self._prompt_cache_dir = prompt_cache_dir
+        self._gpu_layers = gpu_layers
         self._prefix_cache: PrefixStateCache | None = None
         self._tool_style: ToolStyle | None | bool = False  # False: not read yet
         self._worker = ModelWorker(self._name)
@@ -190,7 +191,7 @@ class LlamaCppLLM(LLM):
 
             llama = load_llama(self._path, context_size=self._context_size,
                                n_threads=self._n_threads, chat_format=self._chat_format,
-                               verbose=self._verbose)
+                               verbose=self._verbose, gpu_layers=self._gpu_layers)
             if self.tool_style is not None and "tokenizer.chat_template" in llama.metadata:
                 # llama-cpp-python may "guess" a named format (e.g. "llama-3") that ignores
                 # tools; the GGUF's own template is the one that knows them.

@@ -117,14 +117,15 @@ def default_threads() -> int:
 
 
 def load_llama(path: Path, *, context_size: int, n_threads: int | None,
-               chat_format: str | None, verbose: bool) -> HookedLlama:
+               chat_format: str | None, verbose: bool, gpu_layers: int = 0) -> HookedLlama:
     """Load the model (blocking); all failures become ``ModelFileError``/``IncompatibleBuildError``."""
     check_gguf_file(path)
     check_cpu_compatibility()
     threads = n_threads or default_threads()
     try:
         return HookedLlama(model_path=str(path), n_ctx=context_size, n_threads=threads,
-                           n_threads_batch=threads, chat_format=chat_format, verbose=verbose)
+                           n_threads_batch=threads, chat_format=chat_format, verbose=verbose,
+                           n_gpu_layers=gpu_layers)
     except ValueError as exc:
         raise ModelFileError(
             f"llama.cpp could not load {path}: the file is corrupt, truncated, or a model "

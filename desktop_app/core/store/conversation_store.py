@@ -19,6 +19,7 @@ from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.store import rows
 from desktop_app.core.store.db import WriterLock, connect, default_db_path, integrity_check
+from desktop_app.core.store.benchmarks import BenchmarksMixin
 from desktop_app.core.store.evals import EvalsMixin
 from desktop_app.core.store.history import (
     HISTORY_COLUMNS,
@@ -43,7 +44,7 @@ class ConversationNotFoundError(StorageError):
     """No conversation (or message) with that id exists."""
 
 
-class ConversationStore(ItemsMixin, EvalsMixin):
+class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin):
     """Conversations, messages, tool steps, artifacts and interrupts in one SQLite file.
 
     Opening runs pending migrations and, if this process is the database's writer, marks

@@ -243,3 +243,20 @@ def _v5_run_speeds(conn: sqlite3.Connection) -> None:
         ALTER TABLE messages ADD COLUMN prompt_tokens_per_second REAL;
         ALTER TABLE messages ADD COLUMN iterations INTEGER;
     """)
+
+
+@migration(6)
+def _v6_model_benchmarks(conn: sqlite3.Connection) -> None:
+    """Speed measurements of local models, per model file and machine."""
+    run_script(conn, """
+        CREATE TABLE model_benchmarks (
+            id          INTEGER PRIMARY KEY,
+            created_at  REAL NOT NULL,
+            model_key   TEXT NOT NULL,
+            model_name  TEXT NOT NULL,
+            machine     TEXT NOT NULL,
+            app_version TEXT NOT NULL,
+            results     TEXT NOT NULL
+        );
+        CREATE INDEX model_benchmarks_by_key ON model_benchmarks (model_key, machine, created_at);
+    """)
