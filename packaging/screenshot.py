@@ -238,6 +238,18 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
     grab(window.settings_dialog, "04-settings.png")
     window.settings_dialog.reject()
 
+    window.open_models()
+    await settle(1.0)
+    models = window.models_window
+    if models.installed.rowCount():
+        models.installed.selectRow(0)
+    await settle()
+    grab(models, "07-models.png")
+    models.tabs.setCurrentWidget(models.recommended)
+    await settle()
+    grab(models, "08-models-recommended.png")
+    models.close()
+
     if not real:  # the real run has only the bundled model: nothing to compare it with
         await _compare_shot(window, scripted, grab, settle)
         await _dag_shot(window, scripted, grab, settle)

@@ -32,6 +32,7 @@ from desktop_app.ui.composer import Composer
 from desktop_app.ui.edit_session import EditSession
 from desktop_app.ui.history_view import builders_for
 from desktop_app.ui.message_widgets import AssistantTurn, UserMessage
+from desktop_app.ui.model_drop import GgufDropFilter
 from desktop_app.ui.model_picker import ModelPicker
 from desktop_app.ui.run_controller import ActiveRun, RunController
 from desktop_app.ui.run_render import apply_event
@@ -76,7 +77,11 @@ class MainWindow(QMainWindow):
         self.compare_button.setToolTip("Compare models: one prompt, several models side by side "
                                        "(Ctrl+Shift+M)")
         self.compare_button.clicked.connect(self.open_compare)
+        self.models_button = QPushButton("Models…")
+        self.models_button.setToolTip("Find, download, add, measure and remove local models")
+        self.models_button.clicked.connect(self.open_models)
         header.addWidget(self.picker, 1)
+        header.addWidget(self.models_button)
         header.addWidget(self.compare_button)
         header.addWidget(self.artifacts_button)
         self.banner = StatusBanner()
@@ -128,6 +133,7 @@ class MainWindow(QMainWindow):
                            (QKeySequence("Ctrl+Q"), self.close)):
             QShortcut(QKeySequence(keys), self).activated.connect(slot)
         self.artifact_pane.count_changed.connect(self._artifact_count)
+        GgufDropFilter(self, self._models_dropped)
         self._show_model_in_empty_state()
         state = load_state()
         geometry = state.get("geometry")
@@ -416,6 +422,16 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if self.ctx.settings.ui.theme == "system" and isinstance(app, QApplication):
             theme.apply(app, "system")
+
+    def open_models(self) -> None:
+        from desktop_app.ui.models_window import open_models_window  # not at start-up
+
+        open_models_window(self)
+
+    def _models_dropped(self, paths: list[Any]) -> None:
+        from desktop_app.ui.models_window import add_dropped_models
+
+        add_dropped_models(self, paths)
 
     # --- compare --------------------------------------------------------------------------------
     def open_compare(self) -> None:

@@ -63,26 +63,47 @@ class MemoryEstimate:
         return self.at_load + self.scratch
 
 
-def kv_cache_bytes(info: GgufInfo, context_size: int) -> int:
+@dataclass(frozen=True)
+class Shape:
+    """The numbers the estimate needs, from a GGUF header or a catalogue entry."""
+
+    weights: int
+    layers: int
+    heads: int
+    kv_heads: int
+    key_length: int
+    value_length: int
+    vocabulary: int
+
+    @classmethod
+    def of(cls, info: GgufInfo) -> Shape:
+        weights = info.tensor_bytes
+        if info.split_parts:
+            weights = max(info.total_size - (info.file_size - info.tensor_bytes), weights)
+        return cls(weights, info.layers, info.heads, info.kv_heads, info.key_length,
+                   info.value_length, info.vocabulary_size)
+
+
+def kv_cache_bytes(model: GgufInfo | Shape, context_size: int) -> int:
     """Keys and values of every layer for ``context_size`` tokens."""
-    per_token = info.layers * info.kv_heads * (info.key_length + info.value_length) * KV_BYTES
+    shape = model if isinstance(model, Shape) else Shape.of(model)
+    per_token = (shape.layers * shape.kv_heads * (shape.key_length + shape.value_length)
+                 * KV_BYTES)
     return per_token * context_size
 
 
-def estimate_memory(info: GgufInfo, context_size: int, *,
+def estimate_memory(model: GgufInfo | Shape, context_size: int, *,
                     tokens_in_use: int | None = None) -> MemoryEstimate:
-    """The memory ``info``'s model needs at ``context_size``; ``tokens_in_use`` (default:
-    the whole context) is how much of the context a conversation has filled."""
+    """The memory ``model`` needs at ``context_size``; ``tokens_in_use`` (default: the
+    whole context) is how much of the context a conversation has filled."""
+    shape = model if isinstance(model, Shape) else Shape.of(model)
     used = context_size if tokens_in_use is None else min(tokens_in_use, context_size)
-    weights = info.tensor_bytes
-    if info.split_parts:
-        weights = max(info.total_size - (info.file_size - info.tensor_bytes), weights)
-    scores = min(N_UBATCH, used) * used * max(info.heads, 1) * 4  # f32 attention scores
+    scores = min(N_UBATCH, used) * used * max(shape.heads, 1) * 4  # f32 attention scores
     return MemoryEstimate(
         context_size=context_size,
-        weights=int(weights * (1 + REPACK_SHARE)),
-        kv_cache=kv_cache_bytes(info, context_size),
-        runtime=info.vocabulary_size * BYTES_PER_VOCAB_ENTRY + RUNTIME_FIXED,
+        weights=int(shape.weights * (1 + REPACK_SHARE)),
+        kv_cache=kv_cache_bytes(shape, context_size),
+        runtime=shape.vocabulary * BYTES_PER_VOCAB_ENTRY + RUNTIME_FIXED,
         scratch=int(scores * SCRATCH_FACTOR))
 
 

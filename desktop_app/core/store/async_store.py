@@ -167,7 +167,13 @@ class AsyncStore:
         rows = [_result_row(r) for r in results]
         return await self._write(lambda s: s.save_eval_run(results=rows, **fields))
 
+    async def save_benchmark(self, **fields: Any) -> Any:
+        return await self._write(lambda s: s.save_benchmark(**fields))
+
     # --- reads ---------------------------------------------------------------------------------
+    async def latest_benchmarks(self) -> dict[str, Any]:
+        return await self._read(lambda s: s.latest_benchmarks())
+
     async def list_eval_runs(self, **filters: Any) -> list[EvalRun]:
         return await self._read(lambda s: s.list_eval_runs(**filters))
 

@@ -18,8 +18,8 @@ from typing import Any, Self
 from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.store import rows
-from desktop_app.core.store.db import WriterLock, connect, default_db_path, integrity_check
 from desktop_app.core.store.benchmarks import BenchmarksMixin
+from desktop_app.core.store.db import WriterLock, connect, default_db_path, integrity_check
 from desktop_app.core.store.evals import EvalsMixin
 from desktop_app.core.store.history import (
     HISTORY_COLUMNS,

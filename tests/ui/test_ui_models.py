@@ -1,0 +1,118 @@
+"""The Models window on real widgets: installed models with their fit, a dropped GGUF
+added where it lies, the recommended list, a search and download against a loopback hub,
+and removal with the space it frees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hub_fakes import FakeHub, HubFile, serve_hub, write_tiny_gguf
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication, QMessageBox
+from ui_helpers import make_window, wait_for
+
+from desktop_app.core.catalogue.library import downloads_dir
+from desktop_app.core.config.settings import load_settings
+from desktop_app.core.llm.testing import ScriptedLLM
+
+pytestmark = pytest.mark.gui
+
+
+def _drop(widget, path: Path) -> None:
+    """A drag that enters the window, then drops (Qt ignores a drop nothing entered)."""
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(path))])
+    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, data,
+                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, enter)
+    assert enter.isAccepted()
+    event = QDropEvent(QPointF(QPoint(50, 50)), Qt.DropAction.CopyAction, data,
+                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, event)
+
+
+def _texts(table, column: int) -> list[str]:
+    return [table.item(row, column).text() for row in range(table.rowCount())]
+
+
+def test_a_dropped_gguf_is_added_and_listed_with_its_fit(loop, qtbot, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        window = await make_window(qtbot, ScriptedLLM(["hi"]))
+        model = write_tiny_gguf(tmp_path / "my-model-Q4_K_M.gguf")
+        _drop(window, model)
+        models = window.models_window
+        await wait_for(lambda: "my-model-q4_k_m" in _texts(models.installed, 0))
+        [config] = load_settings().local_models
+        assert Path(config.path) == model.resolve()  # not copied
+        row = _texts(models.installed, 0).index("my-model-q4_k_m")
+        assert models.installed.item(row, 1).text() == "Q4_K_M"
+        assert models.installed.item(row, 3).text().startswith("fits")
+        picker = window.picker.combo
+        assert "my-model-q4_k_m" in [picker.itemData(i) for i in range(picker.count())]
+        # A file that is not a model: a clear message, nothing added.
+        bad = tmp_path / "broken.gguf"
+        bad.write_bytes(b"not a model")
+        _drop(window, bad)
+        await wait_for(lambda: "cannot be added" in models.message.text())
+        assert len(load_settings().local_models) == 1
+
+    loop.run_until_complete(scenario())
+
+
+def test_recommended_models_show_size_licence_tools_and_fit(loop, qtbot) -> None:
+    async def scenario() -> None:
+        window = await make_window(qtbot, ScriptedLLM(["hi"]))
+        window.open_models()
+        tab = window.models_window.recommended
+        names = _texts(tab.table, 0)
+        assert len(names) >= 10 and "Qwen2.5 7B Instruct" in names
+        assert set(_texts(tab.table, 3)) == {"yes", "no"}
+        verdicts = {text.split(" (")[0] for text in _texts(tab.table, 5)}
+        assert verdicts <= {"fits", "tight", "does not fit"} and verdicts
+        assert "MiB" in tab.table.item(0, 5).toolTip()  # the numbers behind the verdict
+
+    loop.run_until_complete(scenario())
+
+
+def test_search_download_and_remove_through_a_loopback_hub(
+        loop, qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = tmp_path / "hub"
+    files.mkdir()
+    hub = FakeHub(repos={"acme/Tiny-GGUF": {"tiny-Q4_K_M.gguf": HubFile(
+        write_tiny_gguf(files / "tiny-Q4_K_M.gguf", data_bytes=4 * 1024 * 1024))}})
+    hub.drop_after = [1024 * 1024]  # the transfer is interrupted once and resumes
+
+    async def scenario(served: FakeHub) -> None:
+        monkeypatch.setenv("HF_ENDPOINT", served.url)
+        window = await make_window(qtbot, ScriptedLLM(["hi"]))
+        window.open_models()
+        models = window.models_window
+        search = models.search
+        models.tabs.setCurrentWidget(search)
+        search.query.setText("tiny")
+        qtbot.mouseClick(search.search_button, Qt.MouseButton.LeftButton)
+        await wait_for(lambda: search.repos.count() == 1)
+        search.repos.setCurrentRow(0)
+        await wait_for(lambda: search.files.rowCount() == 1)
+        search.files.selectRow(0)
+        qtbot.mouseClick(search.download_button, Qt.MouseButton.LeftButton)
+        await wait_for(lambda: "tiny-q4_k_m" in _texts(models.installed, 0), timeout=30)
+        assert "Added 'tiny-q4_k_m'" in models.message.text()
+        pulled = downloads_dir() / "acme--Tiny-GGUF" / "tiny-Q4_K_M.gguf"
+        assert pulled.exists() and not list(pulled.parent.glob("*.part"))
+        ranges = [r for _m, p, r in served.requests if p.endswith("tiny-Q4_K_M.gguf")]
+        assert len(ranges) == 2 and ranges[1].startswith("bytes=")
+        # Remove it: the app downloaded it, so the file goes and the space is reported.
+        row = _texts(models.installed, 0).index("tiny-q4_k_m")
+        models.tabs.setCurrentIndex(0)
+        models.installed.selectRow(row)
+        monkeypatch.setattr(QMessageBox, "question",
+                            lambda *_a, **_k: QMessageBox.StandardButton.Yes)
+        qtbot.mouseClick(models.remove_button, Qt.MouseButton.LeftButton)
+        await wait_for(lambda: "freed" in models.message.text())
+        assert not pulled.exists() and load_settings().local_models == []
+
+    for served in serve_hub(hub):
+        loop.run_until_complete(scenario(served))
