@@ -86,6 +86,8 @@ class CompareWindow(QWidget):
         #: Extra ReActAgent options (tests: small max_iterations; benchmarks: max_tokens).
         self.agent_options: dict[str, Any] = {}
         self.columns: dict[str, CompareColumn] = {}
+        #: Model name → its measured speed here (``core/catalogue/speeds.py``).
+        self.speeds: dict[str, str] = {}
         self.task: asyncio.Task[None] | None = None
 
         self.prompt = QPlainTextEdit()
@@ -181,9 +183,11 @@ class CompareWindow(QWidget):
         self.models.clear()
         for entry in self.ctx.registry.entries():
             kind = _KIND_LABELS.get(entry.kind, entry.kind)
-            item = QListWidgetItem(f"{entry.name}  —  {kind}\n{abilities_text(entry)}")
+            speed = self.speeds.get(entry.name)
+            short = f"\n{speed.removeprefix('measured here: ')}" if speed else ""
+            item = QListWidgetItem(f"{entry.name}  —  {kind}\n{abilities_text(entry)}{short}")
             item.setData(Qt.ItemDataRole.UserRole, entry.name)
-            item.setToolTip(describe(entry))
+            item.setToolTip(describe(entry, speed))
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if entry.name in ticked
                                else Qt.CheckState.Unchecked)

@@ -168,6 +168,19 @@ class MainWindow(QMainWindow):
         else:
             # After the window is up: counting loads the tool descriptions (~0.1 s).
             self.spawn(self.refresh_gauge())
+        self.spawn(self.refresh_speeds())
+
+    async def refresh_speeds(self) -> None:
+        """Show each local model's measured speed in the picker and the Compare window."""
+        from desktop_app.core.catalogue.speeds import measured_speeds
+
+        benchmarks = await self.ctx.store.latest_benchmarks()
+        speeds = await asyncio.to_thread(measured_speeds, self.ctx.settings, benchmarks)
+        self.picker.set_speeds(speeds)
+        compare = getattr(self, "compare_window", None)
+        if compare is not None and shiboken6.isValid(compare):
+            compare.speeds = speeds
+            compare.set_registry()
 
     # --- conversations --------------------------------------------------------------------------
     def new_conversation(self) -> None:
@@ -415,6 +428,7 @@ class MainWindow(QMainWindow):
             theme.apply(app, settings.ui.theme)
         self.picker.set_registry(self.ctx.registry, self.picker.current_model())
         self._show_model_in_empty_state()
+        self.spawn(self.refresh_speeds())
 
     def _system_theme_changed(self, *_: object) -> None:
         from PySide6.QtWidgets import QApplication
@@ -441,6 +455,7 @@ class MainWindow(QMainWindow):
         window = getattr(self, "compare_window", None)
         if window is None or not shiboken6.isValid(window):
             window = CompareWindow(self.ctx, self.controller.ensure_llm, self)
+            window.speeds = self.picker.speeds
             self.closed.connect(window.close)
             self.compare_window = window
         window.set_registry()  # settings may have changed the models since

@@ -33,8 +33,9 @@ def abilities_text(entry: ModelEntry) -> str:
     return " · ".join([tools, *extras])
 
 
-def describe(entry: ModelEntry) -> str:
-    """A tooltip: what the model is, where it runs, its context window and abilities."""
+def describe(entry: ModelEntry, speed: str | None = None) -> str:
+    """A tooltip: what the model is, where it runs, its context window and abilities, and
+    its speed on this machine when it was measured."""
     lines = [f"{entry.name} — {_KIND_LABELS.get(entry.kind, entry.kind)}"]
     if entry.description:
         lines.append(entry.description)
@@ -44,6 +45,8 @@ def describe(entry: ModelEntry) -> str:
     lines.append(abilities_text(entry))
     if not entry.abilities.get("tool_call"):
         lines.append("No native tool calls: the agent uses JSON mode with this model.")
+    if speed:
+        lines.append(speed)
     return "\n".join(lines)
 
 
@@ -112,6 +115,7 @@ class ModelPicker(QWidget):
         self._advice_text: str | None = None
         self._entries: list[ModelEntry] = []
         self._default: str | None = None
+        self._speeds: dict[str, str] = {}
 
     def set_registry(self, registry: ModelRegistry, current: str | None = None) -> None:
         """List the registry's models and select ``current`` (or the default)."""
@@ -121,10 +125,21 @@ class ModelPicker(QWidget):
         for entry in self._entries:
             kind = _KIND_LABELS.get(entry.kind, entry.kind)
             self.combo.addItem(f"{entry.name}  ({kind})", entry.name)
-            self.combo.setItemData(self.combo.count() - 1, describe(entry), 3)  # ToolTipRole
+            self.combo.setItemData(self.combo.count() - 1,
+                                   describe(entry, self._speeds.get(entry.name)), 3)  # tooltip
         self.combo.blockSignals(False)
         self._default = registry.default_name if len(registry) else None
         self.select(current if current in registry else self._default)
+
+    @property
+    def speeds(self) -> dict[str, str]:
+        return dict(self._speeds)
+
+    def set_speeds(self, speeds: dict[str, str]) -> None:
+        """Measured speeds by model name, shown in each model's tooltip."""
+        self._speeds = dict(speeds)
+        for index, entry in enumerate(self._entries):
+            self.combo.setItemData(index, describe(entry, self._speeds.get(entry.name)), 3)
 
     def select(self, name: str | None) -> None:
         """Show ``name`` as chosen without emitting ``model_changed``."""

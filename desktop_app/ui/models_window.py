@@ -88,6 +88,8 @@ class ModelsWindow(QWidget):
     """Find, fit, download, add, measure and remove local models."""
 
     settings_changed = Signal(object)
+    #: A model's speed was measured (the picker shows it).
+    benchmarked = Signal()
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
@@ -291,6 +293,7 @@ class ModelsWindow(QWidget):
             self.bench_button.setEnabled(True)
         await self.ctx.store.save_benchmark(model_key=model_key(row.path), model_name=row.name,
                                             results=result.as_dict())
+        self.benchmarked.emit()
         await self.refresh()
         self.message.setText(
             f"{row.name}: loads in {result.load_seconds:.1f} s, reads prompts at "
@@ -353,6 +356,7 @@ def open_models_window(main: Any) -> ModelsWindow:
     if window is None or not shiboken6.isValid(window):
         window = ModelsWindow(main.ctx, main)
         window.settings_changed.connect(lambda s: main.spawn(main.apply_settings(s)))
+        window.benchmarked.connect(lambda: main.spawn(main.refresh_speeds()))
         main.closed.connect(window.close)
         main.models_window = window
     window.show()

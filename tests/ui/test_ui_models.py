@@ -116,3 +116,30 @@ def test_search_download_and_remove_through_a_loopback_hub(
 
     for served in serve_hub(hub):
         loop.run_until_complete(scenario(served))
+
+
+def test_measured_speeds_show_in_the_picker_and_compare(loop, qtbot, tmp_path: Path) -> None:
+    from desktop_app.core.catalogue.bench import model_key
+    from desktop_app.core.config.settings import LocalModelConfig, Settings
+
+    model = write_tiny_gguf(tmp_path / "fast-Q4_K_M.gguf")
+    settings = Settings(local_models=[LocalModelConfig(name="fast", path=str(model))])
+
+    async def scenario() -> None:
+        window = await make_window(qtbot, ScriptedLLM(["hi"]), settings=settings)
+        await window.ctx.store.save_benchmark(
+            model_key=model_key(model), model_name="fast", results={
+                "load_seconds": 0.5, "prompt_tokens": 300, "prompt_tokens_per_second": 210.0,
+                "first_token_seconds": 1.6, "generated_tokens": 64,
+                "generation_tokens_per_second": 18.4, "context_size": 2048, "threads": 2})
+        await window.apply_settings(settings)  # the registry now lists "fast"
+        await wait_for(lambda: "fast" in window.picker.speeds)
+        combo = window.picker.combo
+        tip = combo.itemData(combo.findData("fast"), Qt.ItemDataRole.ToolTipRole)
+        assert "writes 18.4 tok/s" in tip and "first token 1.6 s" in tip
+        window.open_compare()
+        items = [window.compare_window.models.item(i).text()
+                 for i in range(window.compare_window.models.count())]
+        assert any("fast" in text and "18.4 tok/s" in text for text in items)
+
+    loop.run_until_complete(scenario())
