@@ -10,6 +10,7 @@ worker. A change (added, removed, a setting) is saved and announced with
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,9 +92,12 @@ class ModelsWindow(QWidget):
     #: A model's speed was measured (the picker shows it).
     benchmarked = Signal()
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: Any, parent: QWidget | None = None, *,
+                 running: Callable[[], set[str]] = set) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.ctx = ctx
+        #: Names of the models loaded in memory now (the main window's run controller).
+        self.running = running
         self.setWindowTitle("Models")
         self.setObjectName("ModelsWindow")
         self.resize(980, 640)
@@ -106,9 +110,10 @@ class ModelsWindow(QWidget):
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.tabs = QTabWidget()
-        self.installed = QTableWidget(0, 6)
+        self.installed = QTableWidget(0, 7)
         self.installed.setHorizontalHeaderLabels(
-            ["Model", "Quantisation", "On disk", "Fit at its context", "Speed here", "File"])
+            ["Model", "State", "Quantisation", "On disk", "Fit at its context", "Speed here",
+             "File"])
         self.installed.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.installed.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.installed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -168,7 +173,7 @@ class ModelsWindow(QWidget):
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.message)
         layout.addWidget(self.downloads)
-        self._gpu_offload = _gpu_offload_supported()
+        self._gpu_offload = fit.gpu_offload_supported()
         self.gpu_layers.setEnabled(self._gpu_offload)
         self.gpu_layers.setToolTip("" if self._gpu_offload else
                                    "This llama.cpp build runs on the CPU only")
@@ -204,6 +209,7 @@ class ModelsWindow(QWidget):
         settings = self.settings.model_copy(deep=True)
         self.rows = await asyncio.to_thread(_read_rows, settings, benches)
         free = fit.available_memory()
+        running = self.running()
         gpu = "GPU offload available" if self._gpu_offload else "CPU build (no GPU offload)"
         self.summary.setText(f"{size_text(free) if free else 'unknown'} of memory free now · "
                              f"{gpu} · models live in {library.downloads_dir()}")
@@ -214,6 +220,7 @@ class ModelsWindow(QWidget):
                      f"{row.bench['first_token_seconds']:.1f} s" if row.bench else "not measured")
             absent = "set up on first use" if row.bundled else "file missing"
             cells = [row.name + (" (built in)" if row.bundled else ""),
+                     "running" if row.name in running else "",
                      info.quantisation if info else "—",
                      size_text(info.total_size) if info else absent,
                      (f"{row.verdict.verdict} ({size_text(row.verdict.needed)} at "
@@ -221,7 +228,7 @@ class ModelsWindow(QWidget):
                      speed, str(row.path or "—")]
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                if column == 3 and row.verdict is not None:
+                if column == 4 and row.verdict is not None:
                     item.setToolTip(row.verdict.explanation)
                 self.installed.setItem(index, column, item)
         self.installed.resizeColumnsToContents()
@@ -339,22 +346,13 @@ class ModelsWindow(QWidget):
         self.spawn(self.refresh())
 
 
-def _gpu_offload_supported() -> bool:
-    try:
-        import llama_cpp
-
-        return bool(llama_cpp.llama_supports_gpu_offload())
-    except Exception:  # an old build without the function: treat as CPU only
-        return False
-
-
 def open_models_window(main: Any) -> ModelsWindow:
     """Show the main window's Models window (one, kept between openings)."""
     import shiboken6
 
     window = getattr(main, "models_window", None)
     if window is None or not shiboken6.isValid(window):
-        window = ModelsWindow(main.ctx, main)
+        window = ModelsWindow(main.ctx, main, running=main.controller.loaded_models)
         window.settings_changed.connect(lambda s: main.spawn(main.apply_settings(s)))
         window.benchmarked.connect(lambda: main.spawn(main.refresh_speeds()))
         main.closed.connect(window.close)

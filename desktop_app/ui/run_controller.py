@@ -128,6 +128,15 @@ class RunController(QObject):
         finally:
             self.model_status.emit("")
 
+    def loaded_models(self) -> set[str]:
+        """Names of the models loaded in memory now (local ones hold their weights)."""
+        names = set()
+        for name, task in self._loading.items():
+            if task.done() and not task.cancelled() and task.exception() is None:
+                if getattr(task.result(), "loaded", True):
+                    names.add(name)
+        return names
+
     def forget_models(self) -> None:
         """The registry is about to be rebuilt: load models afresh from the new one."""
         self._loading.clear()

@@ -131,3 +131,17 @@ def test_environment_folders_are_honoured(tmp_path: Path) -> None:
     _link(model, custom / "models--a--b/snapshots/1/b.gguf")
     found = scan_other_apps(tmp_path / "home", environ={"HF_HUB_CACHE": str(custom)})
     assert [(m.app, m.name) for m in found] == [("Hugging Face cache", "a/b/b.gguf")]
+
+
+def test_gpu_layers_are_chosen_by_fit_only_on_a_gpu_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from desktop_app.core.catalogue import fit, library
+    from desktop_app.core.config.settings import Settings
+
+    model = write_tiny_gguf(tmp_path / "m.gguf", layers=10, data_bytes=1024 * 1024)
+    settings = Settings()
+    assert library.add_local_model(settings, model).config.gpu_layers == 0  # CPU build here
+    monkeypatch.setattr(fit, "gpu_offload_supported", lambda: True)
+    monkeypatch.setattr(fit, "free_vram", lambda: 10**12)
+    other = write_tiny_gguf(tmp_path / "n.gguf", layers=10, data_bytes=1024 * 1024)
+    assert library.add_local_model(settings, other).config.gpu_layers == 10

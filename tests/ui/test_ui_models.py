@@ -47,8 +47,8 @@ def test_a_dropped_gguf_is_added_and_listed_with_its_fit(loop, qtbot, tmp_path: 
         [config] = load_settings().local_models
         assert Path(config.path) == model.resolve()  # not copied
         row = _texts(models.installed, 0).index("my-model-q4_k_m")
-        assert models.installed.item(row, 1).text() == "Q4_K_M"
-        assert models.installed.item(row, 3).text().startswith("fits")
+        assert models.installed.item(row, 2).text() == "Q4_K_M"
+        assert models.installed.item(row, 4).text().startswith("fits")
         picker = window.picker.combo
         assert "my-model-q4_k_m" in [picker.itemData(i) for i in range(picker.count())]
         # A file that is not a model: a clear message, nothing added.
@@ -141,5 +141,24 @@ def test_measured_speeds_show_in_the_picker_and_compare(loop, qtbot, tmp_path: P
         items = [window.compare_window.models.item(i).text()
                  for i in range(window.compare_window.models.count())]
         assert any("fast" in text and "18.4 tok/s" in text for text in items)
+
+    loop.run_until_complete(scenario())
+
+
+def test_models_in_memory_are_marked_running(loop, qtbot) -> None:
+    async def scenario() -> None:
+        llm = ScriptedLLM(["Hello there."])
+        window = await make_window(qtbot, llm)
+        assert window.controller.loaded_models() == set()
+        await window.send("hi")
+        await wait_for(lambda: window.controller.active is None and
+                       llm.model_id in window.controller.loaded_models())
+        # The bundled model's row, as the main window's controller would report it running.
+        from desktop_app.ui.models_window import ModelsWindow
+
+        models = ModelsWindow(window.ctx, window, running=lambda: {"qwen2.5-coder-0.5b"})
+        await models.refresh()
+        assert _texts(models.installed, 1) == ["running"]
+        models.close()
 
     loop.run_until_complete(scenario())

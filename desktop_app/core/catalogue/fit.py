@@ -148,6 +148,35 @@ def judge_fit(estimate: MemoryEstimate, available: int | None) -> Fit:
     return Fit(verdict, needed, available, f"needs {parts}; {_mib(available)} free now")
 
 
+def free_vram() -> int | None:
+    """Free memory of the first NVIDIA GPU (``nvidia-smi``), None without one.
+
+    Only asked when llama.cpp was built with GPU offload; untested on these CPU-only
+    machines beyond "no nvidia-smi: None"."""
+    import shutil
+    import subprocess
+
+    tool = shutil.which("nvidia-smi")
+    if tool is None:
+        return None
+    try:
+        out = subprocess.run([tool, "--query-gpu=memory.free", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=5, check=True).stdout
+        return int(out.strip().splitlines()[0]) * 1024 * 1024
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+def gpu_offload_supported() -> bool:
+    """This llama.cpp build can put layers on a GPU."""
+    try:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_supports_gpu_offload())
+    except Exception:  # an old build without the function: CPU only
+        return False
+
+
 def gpu_layers_for(info: GgufInfo, context_size: int, free_vram: int | None) -> int:
     """How many layers to offload to a GPU with ``free_vram`` bytes free (0 without one):
     as many whole layers, with their share of the KV cache, as fit in 90 % of it."""

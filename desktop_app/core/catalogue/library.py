@@ -65,6 +65,15 @@ def suggested_context(info: GgufInfo, free: int | None = None) -> int:
     return max(context, min(MIN_CONTEXT, info.context_length or MIN_CONTEXT))
 
 
+def suggested_gpu_layers(info: GgufInfo, context: int) -> int:
+    """As many layers as fit on the GPU (0 for a CPU build of llama.cpp, or no GPU)."""
+    from desktop_app.core.catalogue.fit import free_vram, gpu_layers_for, gpu_offload_supported
+
+    if not gpu_offload_supported():
+        return 0
+    return gpu_layers_for(info, context, free_vram())
+
+
 @dataclass(frozen=True)
 class Added:
     config: LocalModelConfig
@@ -88,9 +97,10 @@ def add_local_model(settings: Settings, path: Path, *, name: str | None = None,
     for existing in settings.local_models:
         if Path(existing.path).expanduser().resolve() == path:
             return Added(existing, info, already=True)
+    context = context_size or suggested_context(info)
     config = LocalModelConfig(name=_unique_name(settings, name or default_name(info)),
-                              path=str(path),
-                              context_size=context_size or suggested_context(info))
+                              path=str(path), context_size=context,
+                              gpu_layers=suggested_gpu_layers(info, context))
     settings.local_models.append(config)
     return Added(config, info, already=False)
 
