@@ -49,3 +49,42 @@ async def test_the_first_turn_is_a_forced_call_of_the_commanded_tool(tmp_path) -
     assert len(llm.requests) == 2 and llm.requests[1].tools is None
     [card] = events.of(IterationDone)
     assert card.tool_name == "make_table" and card.artifacts
+
+
+@pytest.mark.parametrize(("query", "text_task"), [
+    ("Fix the grammar: 'She don't like apples.'", True),
+    ("Translate 'good morning' into Spanish.", True),
+    ("Please write a haiku about autumn", True),
+    ("Summarise this: the meeting moved to Tuesday.", True),
+    ("Translate notes.txt into German", False),  # a file to read first
+    ("Rewrite my note about the trip", False),
+    ("What is 12% of 80?", False),
+    ("Write a report titled 'Q3'", False),
+])
+def test_text_tasks_are_recognised(query: str, text_task: bool) -> None:
+    from desktop_app.core.agent.intents import is_text_task
+
+    assert is_text_task(query) is text_task
+
+
+async def test_a_text_task_is_answered_in_text(tmp_path) -> None:
+    llm = ScriptedLLM(["She doesn't like apples."], tool_call=True)
+    outcome = await drive_run(ReActAgent(llm, _tools(tmp_path)),
+                              "Fix the grammar: 'She don't like apples.'", emit=Recorder())
+    assert llm.requests[0].tool_choice == "none"
+    assert outcome.answer == "She doesn't like apples."
+
+
+async def test_a_failed_commanded_call_is_forced_again_then_the_run_ends(tmp_path) -> None:
+    def bad(values: list[int]) -> object:  # different each time: not a repeat
+        return tool_call_reply(("make_chart", {"title": "T", "kind": "bar",
+                                               "labels": ["a", "b"], "values": values}))
+
+    llm = ScriptedLLM([bad([1]), bad([1, 2, 3]), bad([]), "I could not draw it.", "Sorry."],
+                      tool_call=True)
+    await drive_run(ReActAgent(llm, _tools(tmp_path)), "Draw a bar chart of a 1, b 2.",
+                    emit=Recorder())
+    forced = {"type": "function", "function": {"name": "make_chart"}}
+    # Three forced tries, then the synthesis (no tools) says it failed: no wandering.
+    assert [r.tool_choice for r in llm.requests] == [forced, forced, forced, None]
+    assert llm.requests[-1].tools is None

@@ -42,3 +42,25 @@ def commanded_tool(query: str, registry: ToolRegistry) -> str | None:
         if pattern.match(first_sentence) and tool in registry:
             return tool
     return None
+
+
+#: Requests that are work on the text in the message itself. Asked "Fix the grammar: 'She
+#: don't like apples.'", the bundled model saved a note (1 run in 2); these are answered in
+#: text, streamed as they are written.
+_TEXT_TASK = re.compile(
+    _POLITE + r"(?:translate|proofread|paraphrase|rephrase|reword|rewrite|spell[- ]?check|"
+    r"(?:fix|correct|check|improve)\s+(?:the\s+)?(?:grammar|spelling|wording|punctuation)|"
+    r"summari[sz]e\s+(?:this|the\s+following)|"
+    r"(?:write|compose)\s+(?:me\s+)?(?:a|an)\s+(?:short\s+)?"
+    r"(?:poem|haiku|limerick|story|song|joke|riddle|slogan|tweet)|"
+    r"tell\s+me\s+a\s+(?:joke|story|riddle))\b", re.IGNORECASE)
+#: ...unless it points at something a tool must fetch first.
+_NEEDS_LOOKUP = re.compile(r"\b[\w-]+\.[A-Za-z]{2,4}\b|\bnotes?\b|\bfiles?\b|\bfolder\b|"
+                           r"https?://|\bworkspace\b", re.IGNORECASE)
+
+
+def is_text_task(query: str) -> bool:
+    """The request is about text it contains itself ("Translate 'good morning' into
+    Spanish", "Fix the grammar: …", "Write a haiku about …"): no tool can help."""
+    text = query.strip()
+    return bool(_TEXT_TASK.match(text)) and not _NEEDS_LOOKUP.search(text)

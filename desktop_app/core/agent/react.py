@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from desktop_app.core.agent.events import Notice, Phase
 from desktop_app.core.agent.guard import ContextGuardLike
-from desktop_app.core.agent.intents import commanded_tool
+from desktop_app.core.agent.intents import commanded_tool, is_text_task
 from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.agent.json_mode import Action, parse_action, run_json
 from desktop_app.core.agent.mentions import read_mentioned_files, search_named_notes
@@ -164,6 +164,8 @@ class ReActAgent:
                 state.commanded_tool = commanded_tool(query, state.registry)
                 if state.commanded_tool:
                     state.next_tool_choice = call_of(state.commanded_tool)
+                elif is_text_task(query):
+                    state.next_tool_choice = "none"  # answered in text, streamed at once
                 steps = split_steps(query) if self.split_chained_requests else []
                 if len(steps) > 1:
                     begin_steps(state, steps)

@@ -166,6 +166,7 @@ def advance_step(state: RunState) -> bool:
     state.messages.append(next_step_message(state.request_steps, state.step_index))
     state.commanded_tool = step_tool(state.request_steps[state.step_index], state.registry)
     state.next_tool_choice = call_of(state.commanded_tool)
+    state.command_retries = 0
     return True
 
 

@@ -75,6 +75,8 @@ class RunState:
     #: ``tool_choice`` of the next model turn only (a commanded tool, or "required" for a
     #: step of a chained request); reset once used.
     next_tool_choice: ToolChoice = None
+    #: Times the commanded tool was forced again after its call failed.
+    command_retries: int = 0
     #: A chained request's steps (``agent/request_steps.py``), and the one being worked on.
     request_steps: list[str] = field(default_factory=list)
     step_index: int = 0
