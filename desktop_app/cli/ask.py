@@ -59,6 +59,9 @@ def register(subparsers: Any) -> None:
                         help="sampling temperature for every call (default: the model's)")
     parser.add_argument("--yes", "-y", action="store_true",
                         help="run tools that change things without asking for confirmation")
+    parser.add_argument("--assistant", metavar="NAME",
+                        help="answer as this assistant (system prompt, tools, temperature, "
+                             "context; see the window's Assistants)")
     parser.add_argument("--dag", action="store_true",
                         help="DAG mode: plan the goal as steps that run in parallel, each on "
                              "the model that suits it, then answer from their results")
@@ -131,12 +134,28 @@ def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace,
     from desktop_app.core.agent.factory import make_agent
 
     options: dict[str, Any] = {"tool_timeout": settings.tools.timeout_seconds}
+    tools = tools if tools is not None else ToolRegistry(default_tools(settings))
+    if getattr(args, "assistant", None):
+        from desktop_app.core.assistants import (
+            ChatOptions,
+            agent_options,
+            all_assistants,
+            tools_for,
+        )
+        from desktop_app.core.errors import ConfigError
+
+        chosen = next((a for a in all_assistants(settings) if a.name == args.assistant), None)
+        if chosen is None:
+            names = ", ".join(a.name for a in all_assistants(settings))
+            raise ConfigError(f"There is no assistant named '{args.assistant}'.",
+                              hint=f"Assistants: {names}.")
+        tools = tools_for(chosen, tools)
+        options.update(agent_options(chosen, ChatOptions(), llm))
     if args.max_iterations:
         options["max_iterations"] = args.max_iterations
     if args.temperature is not None:
         options["temperature"] = args.temperature
-    return make_agent(llm, tools if tools is not None else ToolRegistry(default_tools(settings)),
-                      use_native_tools=not args.json_mode,
+    return make_agent(llm, tools, use_native_tools=not args.json_mode,
                       confirm=make_confirmer(settings, assume_yes=args.yes), **options)
 
 

@@ -27,6 +27,7 @@ from desktop_app.ui import theme
 from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.artifact_dock import ArtifactDock
 from desktop_app.ui.artifact_pane import ArtifactPane
+from desktop_app.ui.assistant_bar import ChatAssistant
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.composer import Composer
 from desktop_app.ui.edit_session import EditSession
@@ -77,11 +78,9 @@ class MainWindow(QMainWindow):
         self.compare_button.setToolTip("Compare models: one prompt, several models side by side "
                                        "(Ctrl+Shift+M)")
         self.compare_button.clicked.connect(self.open_compare)
-        self.models_button = QPushButton("Models…")
-        self.models_button.setToolTip("Find, download, add, measure and remove local models")
-        self.models_button.clicked.connect(self.open_models)
+        self.assistant = ChatAssistant(self)
+        header.addWidget(self.assistant.picker)
         header.addWidget(self.picker, 1)
-        header.addWidget(self.models_button)
         header.addWidget(self.compare_button)
         header.addWidget(self.artifacts_button)
         self.banner = StatusBanner()
@@ -109,6 +108,7 @@ class MainWindow(QMainWindow):
         self.sidebar.conversation_selected.connect(lambda cid: self.spawn(self.open_conversation(cid)))
         self.sidebar.conversation_deleted.connect(self._on_deleted)
         self.sidebar.settings_requested.connect(self.open_settings)
+        self.sidebar.models_requested.connect(self.open_models)
         self.chat.empty.example_chosen.connect(self.composer.set_text)
         self.composer.send_requested.connect(lambda text: self.spawn(self.send(text)))
         self.composer.interrupt_requested.connect(self.interrupt)
@@ -207,6 +207,7 @@ class MainWindow(QMainWindow):
         self.sidebar.set_current(conversation_id)
         self.picker.select(detail.conversation.model)
         self.picker.set_mode(detail.conversation.mode)
+        self.assistant.show_conversation(detail.conversation)
         run = self.controller.active
         live = run if run is not None and run.conversation_id == conversation_id else None
         builders = builders_for(detail, self._wire_user, self._wire_turn,
@@ -282,6 +283,7 @@ class MainWindow(QMainWindow):
             conv = await self.ctx.store.create_conversation(
                 model=self.picker.current_model(), mode=self.picker.current_mode())
             self.conversation_id = conv.id
+            await self.assistant.attach(conv.id)
             self.sidebar.set_current(conv.id)
             save_state(last_conversation=conv.id)
         user = self._wire_user_return(self.chat.add_user(text))
@@ -427,6 +429,7 @@ class MainWindow(QMainWindow):
         if isinstance(app, QApplication):
             theme.apply(app, settings.ui.theme)
         self.picker.set_registry(self.ctx.registry, self.picker.current_model())
+        self.assistant.refresh()
         self._show_model_in_empty_state()
         self.spawn(self.refresh_speeds())
 

@@ -101,7 +101,9 @@ class ModelPicker(QWidget):
                              "DAG plan: a plan of steps runs in parallel where possible, each "
                              "step on the model its hint picks.")
         self.mode.currentIndexChanged.connect(self._on_mode)
-        layout.addWidget(QLabel("Model"))
+        # No "Model" caption: model names say what they are, and the header's width
+        # decides whether the artifact pane fits beside the sidebar.
+        self.combo.setToolTip("The model that answers in this chat")
         layout.addWidget(self.combo)
         layout.addWidget(self.abilities, 1)
         # No "Mode" caption: "ReAct" / "DAG plan" and the tooltip say it, and the header's

@@ -216,17 +216,34 @@ class RunController(QObject):
             history = to_chat_messages(messages)
             self.run_started.emit(run.conversation_id, run)
             llm = await self.ensure_llm(run.model)
-            tools = self.ctx.tools()
+            from desktop_app.core.assistants import (
+                ChatOptions,
+                agent_options,
+                find_assistant,
+                tools_for,
+            )
+
+            conversation = await store.get_conversation(run.conversation_id)
+            assistant = find_assistant(self.ctx.settings, conversation.assistant)
+            try:
+                chat_options = ChatOptions.model_validate(conversation.chat_options)
+            except ValueError:  # hand-edited nonsense: the assistant's own values
+                chat_options = ChatOptions()
+            tools = tools_for(assistant, self.ctx.tools())
+            preset = agent_options(assistant, chat_options, llm)
             run.confirmer = Confirmer(emit, settings=self.ctx.settings)
             if run.mode == "dag":
                 from desktop_app.core.dag.runner import DagRunner
 
                 # Every step asks before tools that change things, like a ReAct run does,
                 # and follow-ups typed meanwhile reach the plan at its next phase boundary.
+                # A plan's steps keep their own prompts; the assistant's temperature holds.
+                step_options = {key: preset[key] for key in ("temperature",) if key in preset}
                 run.dag = DagRunner(self.ctx.registry, tools, model=run.model,
                                     agent_options={
                                         "confirm": run.confirmer,
-                                        "tool_timeout": self.ctx.settings.tools.timeout_seconds})
+                                        "tool_timeout": self.ctx.settings.tools.timeout_seconds,
+                                        **step_options})
                 await run.dag.run(run.query, history=history, interrupt_queue=run.queue,
                                   on_event=emit)
             else:
@@ -234,7 +251,7 @@ class RunController(QObject):
                 from desktop_app.core.agent.runner import drive_run
 
                 options = {"tool_timeout": self.ctx.settings.tools.timeout_seconds,
-                           **self.agent_options}
+                           **preset, **self.agent_options}
                 agent = make_agent(llm, tools, confirm=run.confirmer, **options)
                 await drive_run(agent, run.query, emit=emit, history=history,
                                 interrupt_queue=run.queue)

@@ -53,6 +53,7 @@ class Sidebar(QFrame):
     conversation_selected = Signal(str)
     new_requested = Signal()
     settings_requested = Signal()
+    models_requested = Signal()
     conversation_deleted = Signal(str)
 
     def __init__(self, store: AsyncStore, parent: QWidget | None = None) -> None:
@@ -113,8 +114,14 @@ class Sidebar(QFrame):
         self.show_archived.toggled.connect(lambda _: self._spawn(self.refresh()))
         self.settings_button = QPushButton("Settings")
         self.settings_button.clicked.connect(self.settings_requested.emit)
+        # Beside Settings, not in the chat header: the header's width decides whether the
+        # artifact pane fits beside the sidebar.
+        self.models_button = QPushButton("Models")
+        self.models_button.setToolTip("Find, download, add, measure and remove local models")
+        self.models_button.clicked.connect(self.models_requested.emit)
         bottom.addWidget(self.show_archived)
         bottom.addStretch(1)
+        bottom.addWidget(self.models_button)
         bottom.addWidget(self.settings_button)
         layout.addLayout(bottom)
         self.status = QLabel("")

@@ -81,6 +81,24 @@ class EndpointModelConfig(BaseModel):
     roles: list[str] = Field(default_factory=list)
 
 
+class AssistantConfig(BaseModel):
+    """A named preset: system prompt, model, tools, temperature, context size."""
+
+    name: str = Field(min_length=1, max_length=60)
+    description: str = ""
+    #: Empty: the app's default system prompt.
+    system_prompt: str = ""
+    #: A model name; None: the chat's own choice.
+    model: str | None = None
+    #: Tool names it may use; None: every enabled tool; []: none.
+    tools: list[str] | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    #: Tokens of context to use at most (below the model's own); None: all of it.
+    context_size: int | None = Field(default=None, ge=512)
+    #: Shipped with the app (not stored in settings).
+    builtin: bool = Field(default=False, exclude=True)
+
+
 class ToolsSettings(BaseModel):
     disabled: list[str] = Field(default_factory=list)
     workspace: str | None = None
@@ -116,6 +134,8 @@ class Settings(BaseModel):
     roles: dict[str, str] = Field(default_factory=dict)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    #: The user's own assistants (the built-in ones come from resources/assistants.json).
+    assistants: list[AssistantConfig] = Field(default_factory=list)
     ui: UiSettings = Field(default_factory=UiSettings)
 
 

@@ -116,6 +116,11 @@ class AsyncStore:
     async def set_model(self, conversation_id: str, model: str | None) -> Conversation:
         return await self._write(lambda s: s.set_model(conversation_id, model))
 
+    async def set_assistant(self, conversation_id: str, assistant: str | None,
+                            chat_options: dict[str, Any] | None = None) -> Conversation:
+        return await self._write(lambda s: s.set_assistant(conversation_id, assistant,
+                                                           chat_options))
+
     async def set_mode(self, conversation_id: str, mode: str) -> Conversation:
         return await self._write(lambda s: s.set_mode(conversation_id, mode))
 

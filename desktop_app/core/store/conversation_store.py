@@ -7,6 +7,7 @@ owns one of these on a dedicated writer thread. The CLI and tests use it as is.
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 import time
 import uuid
@@ -219,6 +220,12 @@ class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin):
 
     def set_model(self, conversation_id: str, model: str | None) -> Conversation:
         return self._update_conversation(conversation_id, "model = ?", (model,))
+
+    def set_assistant(self, conversation_id: str, assistant: str | None,
+                      chat_options: dict[str, Any] | None = None) -> Conversation:
+        """The chat's assistant and its own overrides of it."""
+        return self._update_conversation(conversation_id, "assistant = ?, chat_options = ?",
+                                         (assistant, json.dumps(chat_options or {})))
 
     def set_mode(self, conversation_id: str, mode: str) -> Conversation:
         if mode not in MODES:

@@ -260,3 +260,13 @@ def _v6_model_benchmarks(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX model_benchmarks_by_key ON model_benchmarks (model_key, machine, created_at);
     """)
+
+
+@migration(7)
+def _v7_chat_assistant(conn: sqlite3.Connection) -> None:
+    """The assistant a chat uses and the chat's own overrides (JSON: temperature,
+    context_size)."""
+    run_script(conn, """
+        ALTER TABLE conversations ADD COLUMN assistant TEXT;
+        ALTER TABLE conversations ADD COLUMN chat_options TEXT NOT NULL DEFAULT '{}';
+    """)

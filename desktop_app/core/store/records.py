@@ -37,6 +37,10 @@ class Conversation:
     archived: bool = False
     deleted_at: float | None = None
     message_count: int = 0
+    #: The assistant preset the chat uses (None: the default one).
+    assistant: str | None = None
+    #: The chat's own overrides of its assistant (temperature, context_size).
+    chat_options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ from desktop_app.core.store.records import (
 
 CONVERSATION_COLUMNS = (
     "c.id, c.title, c.model, c.mode, c.created_at, c.updated_at, c.pinned, c.archived, "
-    "c.deleted_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id)")
+    "c.deleted_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id), "
+    "c.assistant, c.chat_options")
 
 MESSAGE_COLUMNS = (
     "id, conversation_id, role, content, created_at, status, reasoning, model, "
@@ -41,7 +42,16 @@ _NO_TIMINGS = Timings()
 def conversation(row: tuple[Any, ...]) -> Conversation:
     return Conversation(id=row[0], title=row[1], model=row[2], mode=row[3], created_at=row[4],
                         updated_at=row[5], pinned=bool(row[6]), archived=bool(row[7]),
-                        deleted_at=row[8], message_count=int(row[9]))
+                        deleted_at=row[8], message_count=int(row[9]), assistant=row[10],
+                        chat_options=_json_object(row[11]))
+
+
+def _json_object(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def message(row: tuple[Any, ...], steps: list[ToolStep] | None = None) -> Message:
