@@ -58,3 +58,17 @@ def test_no_two_modules_import_each_other() -> None:
                     if a in graph[b] and not a.startswith(b + ".")
                     and not b.startswith(a + ".")})
     assert pairs == []
+
+
+#: Packages at the bottom of core and what they must never import: the engine above them.
+_LOWER = ("desktop_app.core.events", "desktop_app.core.config", "desktop_app.core.store",
+          "desktop_app.core.context", "desktop_app.core.llm", "desktop_app.core.tools",
+          "desktop_app.core.catalogue")
+_UPPER = ("desktop_app.core.agent", "desktop_app.core.dag", "desktop_app.core.evals")
+
+
+def test_the_store_context_and_lower_layers_never_import_the_engine() -> None:
+    graph = _module_graph()
+    offenders = sorted(f"{a} -> {b}" for a, outs in graph.items() for b in outs
+                       if a.startswith(_LOWER) and b.startswith(_UPPER))
+    assert offenders == []

@@ -7,7 +7,6 @@ it emits :func:`compact_event` of the result when ``result.compacted`` is true.
 
 from __future__ import annotations
 
-from desktop_app.core.agent.events import Compact
 from desktop_app.core.context.compaction import heuristic_summary, summarise
 from desktop_app.core.context.guard import (
     CompactionResult,
@@ -17,6 +16,7 @@ from desktop_app.core.context.guard import (
 from desktop_app.core.context.prompts import HINT_PROMPTS, SUMMARY_NAME, Hint, is_summary
 from desktop_app.core.context.tokens import TokenCounter, count_tools, estimate_tokens
 from desktop_app.core.context.truncation import CUT_MARKER, truncate_message, truncate_text
+from desktop_app.core.events.run import Compact
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.types import ChatMessage
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from desktop_app.core.agent.events import (
+from desktop_app.core.events.dag import DagStepProgress, step_tool_event
+from desktop_app.core.events.run import (
     AnswerDelta,
     Done,
     ErrorEvent,
@@ -30,7 +31,6 @@ from desktop_app.core.agent.events import (
     IterationStart,
     ThinkingDone,
 )
-from desktop_app.core.dag.events import DagStepProgress, step_tool_event
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.store.records import Interrupt, Message
 from desktop_app.core.store.streaming import DEFAULT_FLUSH_INTERVAL, StreamingAnswerWriter

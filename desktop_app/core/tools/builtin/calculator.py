@@ -166,15 +166,16 @@ class CalculatorTool(Tool):
     """Evaluates arithmetic expressions exactly (integers) or to 12 significant digits."""
 
     name = "calculator"
-    description = "Exact arithmetic: + - * / % **, sqrt, sin, log, pi, e, percentages"
+    description = "Exact arithmetic: + - * / // % **, 'x% of y', sqrt, sin, log, pi, e"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "expression": {"type": "string",
-                           "description": (
-                               "The expression, e.g. '1234*5678', 'sqrt(2)/3', '15% of 80', "
-                               "'80 + 15%' (adds 15%), '80 - 15%' (15% off), "
-                               "'percent_change(80, 92)' (change in %)")},
+                           # Measured: with percentage examples added here, the bundled
+                           # model sent "convert 26.2 miles to km" to the calculator
+                           # (units fell from 7/7 to 4/7). The syntax works; it is not
+                           # advertised.
+                           "description": "The expression, e.g. '1234*5678' or 'sqrt(2)/3'"},
         },
         "required": ["expression"],
         "additionalProperties": False,
