@@ -14,19 +14,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QPushButton,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
 from desktop_app.core.config.settings import EndpointModelConfig
 from desktop_app.core.errors import DesktopAppError
+from desktop_app.ui.settings_list import ListEditor
 
 
 @dataclass(frozen=True)
@@ -54,33 +52,17 @@ def key_ref(name: str) -> str:
     return f"endpoint:{name}"
 
 
-class EndpointsEditor(QWidget):
+class EndpointsEditor(ListEditor[EndpointModelConfig]):
     """A list of endpoints and a form for the selected one."""
 
     def __init__(self, endpoints: list[EndpointModelConfig], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.endpoints = [e.model_copy(deep=True) for e in endpoints]
+        super().__init__(endpoints, parent)
         #: Keys typed in this dialog, by endpoint index; saved to the keyring on Save.
         self.new_keys: dict[int, str] = {}
-        self._row = -1
         self._tasks: set[asyncio.Future[Any]] = set()
         outer = QHBoxLayout(self)
-        left = QVBoxLayout()
-        self.list = QListWidget()
-        self.list.currentRowChanged.connect(self._select)
-        buttons = QHBoxLayout()
-        self.add_button = QPushButton("Add")
-        self.add_button.clicked.connect(self.add_endpoint)
-        self.remove_button = QPushButton("Remove")
-        self.remove_button.clicked.connect(self.remove_endpoint)
-        buttons.addWidget(self.add_button)
-        buttons.addWidget(self.remove_button)
-        left.addWidget(self.list, 1)
-        left.addLayout(buttons)
-        outer.addLayout(left, 1)
-
-        self.form_widget = QWidget()
-        form = QFormLayout(self.form_widget)
+        outer.addLayout(self.body)
+        form = self.form
         self.preset = QComboBox()
         self.preset.addItem("Custom…", None)
         for preset in PRESETS:
@@ -129,7 +111,6 @@ class EndpointsEditor(QWidget):
         form.addRow("Context size", self.context_size)
         form.addRow("Abilities", abilities)
         form.addRow(self.test_button, self.result)
-        outer.addWidget(self.form_widget, 2)
         from desktop_app.core.config.secrets import keyring_available
 
         if keyring_available():
@@ -146,14 +127,14 @@ class EndpointsEditor(QWidget):
         self.empty_hint.setWordWrap(True)
         self.empty_hint.setObjectName("Muted")
         self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        outer.addWidget(self.empty_hint, 2)
-        for endpoint in self.endpoints:
-            self.list.addItem(endpoint.name)
-        self._show_form(False)
-        if self.endpoints:
-            self.list.setCurrentRow(0)
+        self.body.addWidget(self.empty_hint, 2)
+        self.populate()
 
-    def _show_form(self, shown: bool) -> None:
+    @property
+    def endpoints(self) -> list[EndpointModelConfig]:
+        return self.items
+
+    def show_form(self, shown: bool) -> None:
         self.form_widget.setVisible(shown)
         self.empty_hint.setVisible(not shown)
 
@@ -164,30 +145,19 @@ class EndpointsEditor(QWidget):
 
     # --- list -----------------------------------------------------------------------------------
     def add_endpoint(self) -> None:
-        self.commit()
-        base = "endpoint"
-        names = {e.name for e in self.endpoints}
-        name = next(f"{base}-{i}" for i in range(1, 1000) if f"{base}-{i}" not in names)
-        self.endpoints.append(EndpointModelConfig(name=name, base_url="", model=""))
-        self.list.addItem(name)
-        self.list.setCurrentRow(len(self.endpoints) - 1)
+        self.add_new()
 
     def remove_endpoint(self) -> None:
-        row = self.list.currentRow()
-        if row < 0:
-            return
-        self._row = -1
-        del self.endpoints[row]
-        self.new_keys = {(i if i < row else i - 1): k for i, k in self.new_keys.items() if i != row}
-        self.list.takeItem(row)
+        self.remove_current()
 
-    def _select(self, row: int) -> None:
-        self.commit()
-        self._row = row
-        self._show_form(row >= 0)
-        if row < 0:
-            return
-        e = self.endpoints[row]
+    def new_item(self) -> EndpointModelConfig:
+        return EndpointModelConfig(name=self.unique_name("endpoint"), base_url="", model="")
+
+    def removed(self, row: int) -> None:
+        self.new_keys = {(i if i < row else i - 1): k for i, k in self.new_keys.items() if i != row}
+
+    def show_item(self, e: EndpointModelConfig) -> None:
+        row = self._row
         self.name.setText(e.name)
         self.base_url.setText(e.base_url)
         self.model.setEditText(e.model)
@@ -204,24 +174,19 @@ class EndpointsEditor(QWidget):
             box.setChecked(value)
         self.result.clear()
 
-    def commit(self) -> None:
-        """Copy the form into the selected endpoint."""
-        row = self._row
-        if not 0 <= row < len(self.endpoints):
-            return
+    def read_form(self, e: EndpointModelConfig) -> EndpointModelConfig:
         key = self.api_key.text().strip()
         if key:
-            self.new_keys[row] = key
+            self.new_keys[self._row] = key
         else:
-            self.new_keys.pop(row, None)  # cleared: nothing to save any more
-        name = self.name.text().strip()
-        self.endpoints[row] = self.endpoints[row].model_copy(update=dict(
-            name=name, base_url=self.base_url.text().strip(),
-            model=self.model.currentText().strip(), api_key_env=self.api_key_env.text().strip() or None,
+            self.new_keys.pop(self._row, None)  # cleared: nothing to save any more
+        return e.model_copy(update=dict(
+            name=self.name.text().strip(), base_url=self.base_url.text().strip(),
+            model=self.model.currentText().strip(),
+            api_key_env=self.api_key_env.text().strip() or None,
             context_size=self.context_size.value(), tool_call=self.tool_call.isChecked(),
             json_mode=self.json_mode.isChecked(), thinking=self.thinking.isChecked(),
             vision=self.vision.isChecked()))
-        self.list.item(row).setText(name or "(unnamed)")
 
     def forget_typed_key(self, row: int) -> None:
         """Clear a typed key that could not be saved (the form shows the empty field)."""

@@ -183,3 +183,38 @@ def test_without_a_sandbox_the_code_tool_cannot_be_enabled_and_says_why(
     texts = [label.text() for label in dialog.findChildren(QLabel)]
     assert any("bubblewrap is not installed" in text for text in texts)
     assert dialog.collect().tools.code_tool_enabled is False
+
+
+def test_the_three_list_pages_share_add_edit_remove(qtbot, tmp_path) -> None:
+    from desktop_app.core.config.settings import EndpointModelConfig
+    from desktop_app.ui.settings_endpoints import EndpointsEditor
+    from desktop_app.ui.settings_list import ListEditor
+    from desktop_app.ui.settings_models import LocalModelsEditor, McpEditor
+
+    local = LocalModelsEditor(Settings().bundled, [])
+    mcp = McpEditor([])
+    endpoints = EndpointsEditor([EndpointModelConfig(name="a", base_url="http://x/v1",
+                                                     model="m")])
+    for editor in (local, mcp, endpoints):
+        qtbot.addWidget(editor)
+        assert isinstance(editor, ListEditor)
+    local.add_model(tmp_path / "one.gguf")
+    local.add_model(tmp_path / "one.gguf")  # same stem: a unique name
+    assert [m.name for m in local.models] == ["one", "one-2"]
+    local.name.setText("renamed")
+    local.list.setCurrentRow(0)  # moving the selection keeps the edit
+    assert [m.name for m in local.models] == ["one", "renamed"]
+    assert local.list.item(1).text() == "renamed"
+    mcp.add_server()
+    mcp.add_server()
+    assert [s.name for s in mcp.servers] == ["mcp-1", "mcp-2"]
+    mcp.list.setCurrentRow(0)
+    mcp.remove_server()
+    assert [s.name for s in mcp.servers] == ["mcp-2"] and mcp.list.count() == 1
+    # A typed key belongs to its endpoint, also after an earlier one is removed.
+    endpoints.add_endpoint()
+    endpoints.api_key.setText("sk-second")
+    endpoints.list.setCurrentRow(0)
+    endpoints.remove_endpoint()
+    assert [e.name for e in endpoints.endpoints] == ["endpoint-1"]
+    assert endpoints.new_keys == {0: "sk-second"}
