@@ -74,6 +74,8 @@ class SettingsDialog(QDialog):
                                    | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
+        self.about_button = buttons.addButton("About", QDialogButtonBox.ButtonRole.HelpRole)
+        self.about_button.clicked.connect(self.show_about)
         self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
         layout.addWidget(buttons)
 
@@ -232,6 +234,12 @@ class SettingsDialog(QDialog):
         if s.tools.workspace and not Path(s.tools.workspace).expanduser().is_dir():
             problems.append(f"The workspace folder {s.tools.workspace} does not exist.")
         return problems
+
+    def show_about(self) -> None:
+        from desktop_app.ui.about import AboutDialog
+
+        self.about = AboutDialog(self)
+        self.about.open()
 
     def save(self) -> bool:
         """Validate, store new API keys in the keyring, emit ``saved``; False if blocked."""

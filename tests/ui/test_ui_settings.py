@@ -218,3 +218,15 @@ def test_the_three_list_pages_share_add_edit_remove(qtbot, tmp_path) -> None:
     endpoints.remove_endpoint()
     assert [e.name for e in endpoints.endpoints] == ["endpoint-1"]
     assert endpoints.new_keys == {0: "sk-second"}
+
+
+def test_about_names_the_version_and_where_data_lives(qtbot, app_home) -> None:
+    from desktop_app import __version__
+    from desktop_app.ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    dialog.about_button.click()
+    text = dialog.about.facts.text()
+    assert __version__ in text and str(app_home) in text
+    assert "llama-cpp-python" in text
