@@ -28,6 +28,7 @@ from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.artifact_dock import ArtifactDock
 from desktop_app.ui.artifact_pane import ArtifactPane
 from desktop_app.ui.assistant_bar import ChatAssistant
+from desktop_app.ui.branch_switcher import BranchSwitcher
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.composer import Composer
 from desktop_app.ui.edit_session import EditSession
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
                                        "(Ctrl+Shift+M)")
         self.compare_button.clicked.connect(self.open_compare)
         self.assistant = ChatAssistant(self)
+        self.branches = BranchSwitcher(self)
         header.addWidget(self.assistant.picker)
         header.addWidget(self.picker, 1)
         header.addWidget(self.compare_button)
@@ -224,10 +226,13 @@ class MainWindow(QMainWindow):
                 apply_event(self.live_turn, event, self._add_artifact)
         self.composer.set_running(live is not None)
         save_state(last_conversation=conversation_id)
+        self.spawn(self.branches.show())
         self.spawn(self.refresh_gauge())
 
     def _wire_user(self, widget: UserMessage) -> None:
         widget.edit_requested.connect(self._edit)
+        widget.version_requested.connect(
+            lambda w, version: self.spawn(self.branches.switch(w, version)))
 
     def _wire_turn(self, turn: AssistantTurn) -> AssistantTurn:
         turn.regenerate_requested.connect(lambda t: self.spawn(self.regenerate(t)))
@@ -329,7 +334,8 @@ class MainWindow(QMainWindow):
 
     async def _truncate_from(self, widget: UserMessage) -> None:
         if widget.message_id is not None:
-            await self.ctx.store.delete_messages_from(widget.message_id)
+            # Kept as a version of its own (‹ 1/2 ›), not deleted.
+            await self.ctx.store.fork_from(widget.message_id)
         self.chat.remove_from(widget)
 
     # --- run events -----------------------------------------------------------------------------
@@ -389,6 +395,7 @@ class MainWindow(QMainWindow):
             self.composer.set_running(False)
             self.live_turn = None
             self.spawn(self.refresh_gauge())
+            self.spawn(self.branches.show())  # an edited question now has versions
         self.spawn(self.sidebar.refresh())
 
     async def refresh_gauge(self) -> None:

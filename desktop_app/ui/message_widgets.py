@@ -54,6 +54,8 @@ class UserMessage(QFrame):
     """A user message bubble with an Edit button (edit and resend)."""
 
     edit_requested = Signal(object)  # self
+    #: The user asked for another version of this question and its answers (1-based).
+    version_requested = Signal(object, int)  # self, version
 
     def __init__(self, text: str, message_id: int | None = None,
                  parent: QWidget | None = None) -> None:
@@ -76,8 +78,44 @@ class UserMessage(QFrame):
         self.edit_button.setToolTip("Edit this message and send it again")
         self.edit_button.clicked.connect(lambda: self.edit_requested.emit(self))
         inner.addWidget(self.edit_button, 0, Qt.AlignmentFlag.AlignBottom)
+        # ‹ 2/3 ›: the versions an edit or a regenerate kept (hidden while there is one).
+        self.versions = QWidget(self)
+        row = QHBoxLayout(self.versions)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        self.previous_button = QToolButton(self.versions)
+        self.previous_button.setText("‹")
+        self.previous_button.setAutoRaise(True)
+        self.previous_button.setToolTip("The previous version of this question and its answer")
+        self.version_label = QLabel(self.versions)
+        self.version_label.setObjectName("Muted")
+        self.next_button = QToolButton(self.versions)
+        self.next_button.setText("›")
+        self.next_button.setAutoRaise(True)
+        self.next_button.setToolTip("The next version of this question and its answer")
+        for widget in (self.previous_button, self.version_label, self.next_button):
+            row.addWidget(widget)
+        self.previous_button.clicked.connect(lambda: self._step(-1))
+        self.next_button.clicked.connect(lambda: self._step(+1))
+        self.versions.hide()
+        self.version = (1, 1)
+        outer.addWidget(self.versions, 0, Qt.AlignmentFlag.AlignBottom)
         outer.addWidget(bubble)
         self.bubble = bubble
+
+    def set_versions(self, active: int, total: int) -> None:
+        """Show "‹ active/total ›" (hidden for a question with one version)."""
+        self.version = (active, total)
+        self.version_label.setText(f"{active}/{total}")
+        self.previous_button.setEnabled(active > 1)
+        self.next_button.setEnabled(active < total)
+        self.versions.setVisible(total > 1)
+
+    def _step(self, delta: int) -> None:
+        active, total = self.version
+        wanted = active + delta
+        if 1 <= wanted <= total:
+            self.version_requested.emit(self, wanted)
 
     def set_editing(self, editing: bool) -> None:
         """Mark this message as the one being edited in the composer."""

@@ -172,6 +172,15 @@ class AsyncStore:
         rows = [_result_row(r) for r in results]
         return await self._write(lambda s: s.save_eval_run(results=rows, **fields))
 
+    async def fork_from(self, message_id: int) -> Any:
+        return await self._write(lambda s: s.fork_from(message_id))
+
+    async def switch_branch(self, conversation_id: str, fork_index: int, version: int) -> Any:
+        return await self._write(lambda s: s.switch_branch(conversation_id, fork_index, version))
+
+    async def forks(self, conversation_id: str) -> list[Any]:
+        return await self._read(lambda s: s.forks(conversation_id))
+
     async def save_benchmark(self, **fields: Any) -> Any:
         return await self._write(lambda s: s.save_benchmark(**fields))
 

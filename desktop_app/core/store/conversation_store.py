@@ -19,7 +19,9 @@ from typing import Any, Self
 from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.store import rows
+from desktop_app.core.store.rows import auto_title as _auto_title
 from desktop_app.core.store.benchmarks import BenchmarksMixin
+from desktop_app.core.store.branches import BranchesMixin
 from desktop_app.core.store.db import WriterLock, connect, default_db_path, integrity_check
 from desktop_app.core.store.evals import EvalsMixin
 from desktop_app.core.store.history import (
@@ -38,14 +40,14 @@ from desktop_app.core.store.records import (
 from desktop_app.core.store.search import search_messages
 
 #: Titles derived from the first user message are cut to this many characters.
-AUTO_TITLE_LENGTH = 60
+AUTO_TITLE_LENGTH = rows.AUTO_TITLE_LENGTH
 
 
 class ConversationNotFoundError(StorageError):
     """No conversation (or message) with that id exists."""
 
 
-class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin):
+class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin, BranchesMixin):
     """Conversations, messages, tool steps, artifacts and interrupts in one SQLite file.
 
     Opening runs pending migrations and, if this process is the database's writer, marks
@@ -386,22 +388,21 @@ class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin):
             conversation=self.get_conversation(conversation_id),
             messages=self.list_messages(conversation_id, with_steps=True, limit=last),
             artifacts=self.list_artifacts(conversation_id),
-            interrupts=self.list_interrupts(conversation_id))
+            interrupts=self.list_interrupts(conversation_id),
+            versions=self.stored_branches(conversation_id))
 
     # --- search --------------------------------------------------------------------------------
     def search(self, text: str, *, limit: int = 50, conversation_id: str | None = None,
                include_archived: bool = True,
                highlight: tuple[str, str] = ("**", "**")) -> list[SearchHit]:
-        """Full-text search over all messages, best match first (see ``search.py``)."""
-        return search_messages(self.conn, text, limit=limit, conversation_id=conversation_id,
+        """Full-text search over all messages, best match first (see ``search.py``), then
+        matches in the versions an edit or regenerate kept (marked "earlier version")."""
+        hits = search_messages(self.conn, text, limit=limit, conversation_id=conversation_id,
                                include_archived=include_archived, highlight=highlight)
-
-
-def _auto_title(content: str) -> str:
-    first_line = next((line.strip() for line in content.splitlines() if line.strip()), "")
-    if len(first_line) <= AUTO_TITLE_LENGTH:
-        return first_line
-    return first_line[:AUTO_TITLE_LENGTH - 1].rstrip() + "…"
+        if len(hits) < limit:
+            hits += self.search_versions(text, limit=limit - len(hits),
+                                         conversation_id=conversation_id)
+        return hits
 
 
 def _integrity_error(exc: sqlite3.IntegrityError, conversation_id: str) -> StorageError:

@@ -101,6 +101,13 @@ def conversation_to_dict(detail: ConversationDetail) -> dict[str, Any]:
         "messages": messages,
         "artifacts": [_artifact_json(a) for a in detail.artifacts
                       if a.message_id is None and a.step_id is None],
+        # Versions kept by edit and regenerate: where they fork (messages before) and
+        # their messages. Reading an export back keeps the version that was shown.
+        "versions": [{"fork_index": v["fork_index"], "version": v["version"],
+                      "messages": [{"role": m["role"], "content": m["content"],
+                                    "model": m.get("model"), "created_at": m["created_at"]}
+                                   for m in v.get("messages", [])]}
+                     for v in detail.versions],
     }
 
 

@@ -270,3 +270,20 @@ def _v7_chat_assistant(conn: sqlite3.Connection) -> None:
         ALTER TABLE conversations ADD COLUMN assistant TEXT;
         ALTER TABLE conversations ADD COLUMN chat_options TEXT NOT NULL DEFAULT '{}';
     """)
+
+
+@migration(8)
+def _v8_branches(conn: sqlite3.Connection) -> None:
+    """Versions of a conversation kept by edit and regenerate (``store/branches.py``)."""
+    run_script(conn, """
+        CREATE TABLE branches (
+            id               INTEGER PRIMARY KEY,
+            conversation_id  TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            fork_index       INTEGER NOT NULL,
+            variant          INTEGER NOT NULL,
+            created_at       REAL NOT NULL,
+            payload          TEXT NOT NULL
+        );
+        CREATE INDEX branches_by_fork ON branches (conversation_id, fork_index, variant);
+        ALTER TABLE conversations ADD COLUMN branch_state TEXT NOT NULL DEFAULT '{}';
+    """)

@@ -151,3 +151,5 @@ class ConversationDetail:
     messages: list[Message]
     artifacts: list[ArtifactRecord]
     interrupts: list[Interrupt]
+    #: Versions kept by edit and regenerate that are not shown (``store/branches.py``).
+    versions: list[dict[str, Any]] = field(default_factory=list)

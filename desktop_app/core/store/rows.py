@@ -100,3 +100,15 @@ def artifact(row: tuple[Any, ...]) -> ArtifactRecord:
 def interrupt(row: tuple[Any, ...]) -> Interrupt:
     return Interrupt(id=row[0], conversation_id=row[1], message_id=row[2], content=row[3],
                      status=row[4], created_at=row[5], run_message_id=row[6])
+
+
+#: Characters of the first question a conversation is named after.
+AUTO_TITLE_LENGTH = 60
+
+
+def auto_title(content: str) -> str:
+    """The title a conversation gets from its first question (its first line, cut)."""
+    first_line = next((line.strip() for line in content.splitlines() if line.strip()), "")
+    if len(first_line) <= AUTO_TITLE_LENGTH:
+        return first_line
+    return first_line[:AUTO_TITLE_LENGTH - 1].rstrip() + "…"
