@@ -156,6 +156,38 @@ async def _dag_shot(window, scripted, grab, settle) -> None:
     window.picker.mode.setCurrentIndex(window.picker.mode.findData("react"))
 
 
+async def _versions_shot(window, grab, settle) -> None:
+    """An assistant chosen for a chat, and a question edited once: "‹ 2/2 ›"."""
+    from desktop_app.core.llm.testing import ScriptedLLM
+    from desktop_app.ui.message_widgets import UserMessage
+
+    writer = ScriptedLLM([
+        "Waves fold into foam,\nsalt wind carries gull voices,\nthe tide keeps its time.",
+        "Grey harbour at dawn,\nropes creak against the bollards,\nboats breathe with the sea.",
+    ], model_id="writer-demo", tool_call=True, delay=0.02, chunk_size=4)
+    window.ctx.registry.register("writer-demo", writer)
+    window.picker.set_registry(window.ctx.registry, "writer-demo")
+    window.new_conversation()
+    bar = window.assistant.picker
+    bar.combo.setCurrentIndex(bar.combo.findData("Writer"))
+    await window.send("Write a haiku about the sea.")
+    await window.controller.wait_idle()
+    question = next(w for w in window.chat.items() if isinstance(w, UserMessage))
+    window._edit(question)
+    window.composer.set_text("")  # as Send does when the edited text goes from the box
+    await window.send("Write a haiku about a harbour at dawn.")
+    await window.controller.wait_idle()
+    await settle(0.8)
+    grab(window, "09-versions-and-assistant.png")
+    window.assistant.manage()
+    await settle()
+    editor = window.assistant.editor
+    editor.list.setCurrentRow(1)
+    await settle()
+    grab(editor, "10-assistants.png")
+    editor.reject()
+
+
 def _is_blank(path: Path) -> bool:
     from PySide6.QtGui import QImage
 
@@ -253,6 +285,7 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
     if not real:  # the real run has only the bundled model: nothing to compare it with
         await _compare_shot(window, scripted, grab, settle)
         await _dag_shot(window, scripted, grab, settle)
+        await _versions_shot(window, grab, settle)
     window.close()
     await window.controller.wait_idle()
     await ctx.aclose()

@@ -80,6 +80,7 @@ class AssistantEditor(QDialog):
         self.delete_button.clicked.connect(self.delete)
         self.error = QLabel()
         self.error.setObjectName("Warning")
+        self.error.hide()  # an empty warning still draws its tinted bar
         temperature_row = QHBoxLayout()
         temperature_row.addWidget(self.own_temperature)
         temperature_row.addWidget(self.temperature, 1)
@@ -216,6 +217,7 @@ class AssistantEditor(QDialog):
         names = [a.name for a in own]
         if any(not n for n in names) or len(set(names)) != len(names):
             self.error.setText("Every assistant needs its own, non-empty name.")
+            self.error.show()
             return
         self.settings.assistants = own
         save_settings(self.settings)

@@ -46,7 +46,10 @@ def _md() -> MarkdownIt:
     from markdown_it import MarkdownIt  # imported on first use: not needed to open the window
 
     # html=False: model output is untrusted; raw HTML in it is shown as text, never parsed.
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    # breaks=True: a line break the model wrote is kept (a poem, an address, a list of
+    # steps without Markdown markers); strict CommonMark joined them into one line.
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
+                                   "breaks": True})
     md.enable(["table", "strikethrough"])
     return md
 

@@ -129,3 +129,10 @@ def test_the_rerendered_tail_stays_short_however_long_the_answer(qtbot) -> None:
     view.finish_stream()
     assert len(view.text()) > 100_000
     assert longest_tail < 2 * 1200 + len(paragraph)
+
+
+def test_single_line_breaks_are_kept() -> None:
+    from desktop_app.ui.markdown_render import render_html
+
+    html = render_html("Waves fold into foam,\nsalt wind carries gull voices,\nthe tide.")
+    assert html.count("<br") == 2
