@@ -176,8 +176,11 @@ class MainWindow(QMainWindow):
         """Show each local model's measured speed in the picker and the Compare window."""
         from desktop_app.core.catalogue.speeds import measured_speeds
 
-        benchmarks = await self.ctx.store.latest_benchmarks()
-        speeds = await asyncio.to_thread(measured_speeds, self.ctx.settings, benchmarks)
+        try:
+            benchmarks = await self.ctx.store.latest_benchmarks()
+            speeds = await asyncio.to_thread(measured_speeds, self.ctx.settings, benchmarks)
+        except (RuntimeError, DesktopAppError):
+            return  # closing (the loop stops) or no store: the tooltips go without speeds
         self.picker.set_speeds(speeds)
         compare = getattr(self, "compare_window", None)
         if compare is not None and shiboken6.isValid(compare):

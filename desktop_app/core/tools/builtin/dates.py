@@ -88,4 +88,7 @@ class DateCalcTool(Tool):
             raise ToolArgumentError("days_between needs 'end_date'.")
         end = parse_date(args["end_date"], today)
         days = (end - start).days
-        return ToolResult(text=f"From {start.isoformat()} to {end.isoformat()}: {days} days.")
+        # The weekdays come along: asked for the weekday of one date, the bundled model
+        # called days_between from that date to itself, and then guessed the day.
+        return ToolResult(text=f"From {start.isoformat()} ({start:%A}) to {end.isoformat()} "
+                               f"({end:%A}): {days} days.")
