@@ -155,6 +155,11 @@ class MainWindow(QMainWindow):
             await coro
         except DesktopAppError as exc:
             self.show_error(str(exc))
+        except RuntimeError:
+            # A background refresh (gauge, speeds) still pending when the window closed and
+            # the loop stopped: nothing is left to show it in.
+            if not self.is_closed:
+                raise
 
     def show_error(self, message: str) -> None:
         turn = AssistantTurn()
