@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.catalogue import fit, hub, library
+from desktop_app.core.catalogue.fit import size_text
 from desktop_app.core.catalogue.gguf_meta import GgufError, read_gguf
 from desktop_app.core.config.settings import load_settings, save_settings
 from desktop_app.core.errors import ConfigError
-
-GiB = 1024**3
 
 
 def add_subcommands(actions: Any) -> None:
@@ -67,10 +66,6 @@ def add_subcommands(actions: Any) -> None:
     p.set_defaults(func=_rm)
 
 
-def _size(value: int) -> str:
-    return f"{value / GiB:.2f} GiB" if value >= GiB / 10 else f"{value / 2**20:.0f} MiB"
-
-
 def _print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
@@ -113,7 +108,7 @@ def _progress_printer() -> Any:
         left = progress.seconds_left
         eta = f", {left:,.0f} s left" if left is not None else ""
         share = progress.done / progress.total * 100 if progress.total else 0
-        print(f"\r{share:5.1f}%  {_size(progress.done)} of {_size(progress.total)}  "
+        print(f"\r{share:5.1f}%  {size_text(progress.done)} of {size_text(progress.total)}  "
               f"{progress.speed / 2**20:.1f} MiB/s{eta}   ", end="", file=sys.stderr, flush=True)
 
     return show
@@ -127,11 +122,11 @@ def _pull(args: argparse.Namespace) -> int:
     if args.list:
         for model in models:
             parts = f" ({len(model.files)} parts)" if len(model.files) > 1 else ""
-            print(f"{model.quantisation:<8} {_size(model.size):>10}  {model.filename}{parts}")
+            print(f"{model.quantisation:<8} {size_text(model.size):>10}  {model.filename}{parts}")
         return 0
     model = _choose(models, args.file)
     folder = library.repo_folder(args.repo)
-    print(f"Downloading {model.filename} ({_size(model.size)}) to {folder}", file=sys.stderr)
+    print(f"Downloading {model.filename} ({size_text(model.size)}) to {folder}", file=sys.stderr)
     try:
         path = hub.download_model(model, folder, on_progress=_progress_printer())
     except KeyboardInterrupt:
@@ -158,7 +153,7 @@ def _scan(args: argparse.Namespace) -> int:
               "cache, GPT4All, Jan or llama.cpp.")
     else:
         for m in found:
-            print(f"{m.app:<20} {_size(m.size):>10}  {m.name}\n{'':<20} {'':>10}  {m.path}")
+            print(f"{m.app:<20} {size_text(m.size):>10}  {m.name}\n{'':<20} {'':>10}  {m.path}")
     if args.add and found:
         settings = load_settings()
         for m in found:
@@ -218,14 +213,14 @@ def _info(args: argparse.Namespace) -> int:
         return 0
     print(f"{info.name}  ({path})")
     print(f"  {info.architecture}, {info.parameters / 1e9:.2f} B parameters, "
-          f"{info.quantisation}, {_size(info.total_size)} on disk"
+          f"{info.quantisation}, {size_text(info.total_size)} on disk"
           + (f" in {record['split_parts']} parts" if info.split_parts else ""))
     print(f"  {info.layers} layers, {info.heads} attention heads ({info.kv_heads} for keys/"
           f"values), trained context {info.context_length:,} tokens")
     print(f"  chat template: {'yes' if info.chat_template else 'no'}"
           f"{', with tool calls' if record['tool_calls_in_template'] else ''}")
-    print(f"  memory at {context:,} tokens: {_size(estimate.at_load)} when loaded, "
-          f"{_size(estimate.total)} with the context full")
+    print(f"  memory at {context:,} tokens: {size_text(estimate.at_load)} when loaded, "
+          f"{size_text(estimate.total)} with the context full")
     print(f"  {verdict.verdict.upper()}: {verdict.explanation}")
     return 0
 
@@ -260,6 +255,6 @@ def _rm(args: argparse.Namespace) -> int:
     settings = load_settings()
     freed = library.remove_local_model(settings, args.name, delete_files=not args.keep_file)
     save_settings(settings)
-    extra = f"; deleted its files, {_size(freed)} freed" if freed else ""
+    extra = f"; deleted its files, {size_text(freed)} freed" if freed else ""
     print(f"Removed '{args.name}'{extra}.")
     return 0

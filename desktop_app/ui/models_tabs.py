@@ -41,7 +41,8 @@ GiB = 1024**3
 _FIT_CONTEXT = library.DEFAULT_CONTEXT
 
 
-def _table(headers: list[str]) -> QTableWidget:
+def data_table(headers: list[str]) -> QTableWidget:
+    """A read-only table whose rows are selected whole, one at a time."""
     table = QTableWidget(0, len(headers))
     table.setHorizontalHeaderLabels(headers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -75,7 +76,7 @@ class RecommendedTab(QWidget):
         super().__init__()
         self.window_ = window
         self.models: list[Recommended] = load_recommended()
-        self.table = _table(["Model", "Class", "Download", "Tool calls", "Licence",
+        self.table = data_table(["Model", "Class", "Download", "Tool calls", "Licence",
                              f"Fits here ({_FIT_CONTEXT:,} tokens)"])
         self.download_button = QPushButton("Download")
         self.download_button.clicked.connect(self._download)
@@ -134,7 +135,7 @@ class SearchTab(QWidget):
         self.repos = QListWidget()
         self.repos.currentTextChanged.connect(
             lambda repo: window.spawn(self._list(repo.split("  ")[0])) if repo else None)
-        self.files = _table(["Quantisation", "Size", "Fits here (estimate)", "File"])
+        self.files = data_table(["Quantisation", "Size", "Fits here (estimate)", "File"])
         self.download_button = QPushButton("Download")
         self.download_button.clicked.connect(self._download)
         self.status = QLabel()
@@ -201,7 +202,7 @@ class ElsewhereTab(QWidget):
         super().__init__()
         self.window_ = window
         self.found: list[FoundModel] = []
-        self.table = _table(["App", "Model", "Size", "Path"])
+        self.table = data_table(["App", "Model", "Size", "Path"])
         self.scan_button = QPushButton("Look again")
         self.scan_button.clicked.connect(lambda: window.spawn(self.scan()))
         self.add_button = QPushButton("Add (no copy)")

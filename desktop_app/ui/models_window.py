@@ -17,7 +17,6 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
@@ -25,7 +24,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSpinBox,
-    QTableWidget,
     QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
@@ -33,17 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.catalogue import fit, library
+from desktop_app.core.catalogue.fit import size_text
 from desktop_app.core.catalogue.gguf_meta import GgufInfo, read_gguf
 from desktop_app.core.config.settings import Settings, save_settings
 from desktop_app.ui.models_downloads import DownloadBar
-from desktop_app.ui.models_tabs import ElsewhereTab, RecommendedTab, SearchTab
+from desktop_app.ui.models_tabs import ElsewhereTab, RecommendedTab, SearchTab, data_table
 
-GiB = 1024**3
 ROLES = ("", "general", "fast", "reasoning", "planner", "analyzer")
-
-
-def size_text(value: int) -> str:
-    return f"{value / GiB:.2f} GiB" if value >= GiB / 10 else f"{value / 2**20:.0f} MiB"
 
 
 @dataclass
@@ -110,15 +104,8 @@ class ModelsWindow(QWidget):
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.tabs = QTabWidget()
-        self.installed = QTableWidget(0, 7)
-        self.installed.setHorizontalHeaderLabels(
-            ["Model", "State", "Quantisation", "On disk", "Fit at its context", "Speed here",
-             "File"])
-        self.installed.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.installed.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.installed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.installed.horizontalHeader().setStretchLastSection(True)
-        self.installed.verticalHeader().hide()
+        self.installed = data_table(["Model", "State", "Quantisation", "On disk",
+                                     "Fit at its context", "Speed here", "File"])
         self.installed.itemSelectionChanged.connect(self._selected)
         self.context = QSpinBox()
         self.context.setRange(512, 1_048_576)

@@ -14,7 +14,7 @@ from typing import Any
 
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
 from desktop_app.core.agent.prompts import native_observation
-from desktop_app.core.agent.request_steps import advance_step, chain_draft
+from desktop_app.core.agent.request_steps import advance_step, call_of, chain_draft
 from desktop_app.core.agent.result import StepRecord, find_repeat
 from desktop_app.core.agent.state import RunState
 from desktop_app.core.llm.types import ChatMessage, ToolCall
@@ -157,8 +157,7 @@ async def run_native(state: RunState) -> None:
                 await state.emit(AnswerSignal())
                 return
             state.command_retries += 1
-            state.next_tool_choice = {"type": "function",
-                                      "function": {"name": state.commanded_tool}}
+            state.next_tool_choice = call_of(state.commanded_tool)
         if not injected and _command_done(state, steps):
             if advance_step(state):
                 continue

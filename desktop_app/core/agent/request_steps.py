@@ -102,13 +102,16 @@ def split_steps(request: str) -> list[str]:
     return steps if len(steps) >= 2 else [text]
 
 
+def _last_sentence(text: str) -> str:
+    return re.split(r"[.!?]\s+", text.strip())[-1]
+
+
 def _with_verb(step: str, previous: str) -> str:
     """"Compute the monthly total, then the yearly total": the second step borrows the
     first one's verb ("the yearly total" alone is not something to do)."""
     if not re.match(r"(?:the|its|their|a|an)\b", step.strip(), re.IGNORECASE):
         return step
-    last_sentence = re.split(r"[.!?]\s+", previous.strip())[-1]
-    verb = _VERB_AT_START.match(last_sentence)
+    verb = _VERB_AT_START.match(_last_sentence(previous))
     return f"{verb.group(0).lower()} {step.strip()}" if verb else step
 
 
@@ -125,7 +128,7 @@ def step_tool(step: str, registry: ToolRegistry) -> str | None:
         return named
     if _NAMES_FILE.search(step):
         return None
-    last_sentence = re.split(r"[.!?]\s+", step.strip())[-1]
+    last_sentence = _last_sentence(step)
     for pattern, tool in _STEP_TOOLS:
         if pattern.pattern.startswith("^"):
             if pattern.search(last_sentence) and tool in registry:

@@ -188,5 +188,11 @@ def gpu_layers_for(info: GgufInfo, context_size: int, free_vram: int | None) -> 
     return max(0, min(info.layers, int(budget // per_layer))) if per_layer else 0
 
 
+def size_text(value: int) -> str:
+    """A file or memory size as people read it: GiB from a tenth of one, else MiB."""
+    gib = 1024**3
+    return f"{value / gib:.2f} GiB" if value >= gib / 10 else f"{value / MiB:.0f} MiB"
+
+
 def _mib(value: int) -> str:
     return f"{value / MiB:,.0f} MiB"

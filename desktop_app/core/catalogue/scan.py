@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Files that are not a chat model's weights: vision projectors, unfinished downloads.
+#: Files that are not a chat model's weights: vision projectors, vocabulary-only files.
+#: (Unfinished downloads, "x.gguf.part" and the like, fail the ".gguf" ending test.)
 _NOT_MODELS = ("mmproj", "ggml-vocab")
-_PARTIAL_SUFFIXES = (".part", ".partial", ".incomplete", ".download", ".tmp")
 _OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 
 
@@ -134,8 +134,3 @@ def _ollama_models(folder: Path) -> Iterator[FoundModel]:
                 namespace = manifest.parent.parent.name
                 name = f"{model}:{tag}" if namespace == "library" else f"{namespace}/{model}:{tag}"
                 yield FoundModel("Ollama", name, blob, size)
-
-
-def is_partial_download(path: Path) -> bool:
-    """An unfinished download's file name (never listed as a model)."""
-    return path.name.lower().endswith(_PARTIAL_SUFFIXES)
