@@ -71,8 +71,18 @@ async def test_a_text_task_is_answered_in_text(tmp_path) -> None:
     llm = ScriptedLLM(["She doesn't like apples."], tool_call=True)
     outcome = await drive_run(ReActAgent(llm, _tools(tmp_path)),
                               "Fix the grammar: 'She don't like apples.'", emit=Recorder())
-    assert llm.requests[0].tool_choice == "none"
+    # Asked like plain chat: no tools, and a system turn that does not speak of them.
+    assert llm.requests[0].tools is None
+    system = llm.requests[0].messages[0]
+    assert system.role == "system" and "tool" not in system.content.lower()
     assert outcome.answer == "She doesn't like apples."
+
+
+async def test_a_text_task_keeps_the_assistants_own_system_prompt(tmp_path) -> None:
+    llm = ScriptedLLM(["Buenos días."], tool_call=True)
+    agent = ReActAgent(llm, _tools(tmp_path), system_prompt="You translate into Spanish.")
+    await drive_run(agent, "Translate 'good morning' into Spanish.", emit=Recorder())
+    assert llm.requests[0].messages[0].content == "You translate into Spanish."
 
 
 async def test_a_failed_commanded_call_is_forced_again_then_the_run_ends(tmp_path) -> None:

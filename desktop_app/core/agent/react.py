@@ -165,7 +165,16 @@ class ReActAgent:
                 if state.commanded_tool:
                     state.next_tool_choice = call_of(state.commanded_tool)
                 elif is_text_task(query):
-                    state.next_tool_choice = "none"  # answered in text, streamed at once
+                    # Answered like plain chat: no tools in the prompt, no word of them in
+                    # the system turn. With them (and tool_choice "none") the bundled model
+                    # answered "Fix the grammar: 'She don't like apples.'" with advice about
+                    # the past tense and a translation with "Mark the translation as
+                    # accurate", and once printed a calculator call; as plain chat it
+                    # wrote "She doesn't like apples." (measured). The cost: the next tool
+                    # turn of this chat evaluates the tool prompt again.
+                    state.registry = ToolRegistry()
+                    state.messages = self._initial_messages(query, history, state.registry,
+                                                            native, text_only=True)
                 steps = split_steps(query) if self.split_chained_requests else []
                 if len(steps) > 1:
                     begin_steps(state, steps)
@@ -201,13 +210,18 @@ class ReActAgent:
         state.selected_tools = outcome.selected
 
     def _initial_messages(self, query: str, history: Sequence[ChatMessage],
-                          registry: ToolRegistry, native: bool) -> list[ChatMessage]:
+                          registry: ToolRegistry, native: bool,
+                          text_only: bool = False) -> list[ChatMessage]:
         # Only this run's question and its interrupts are pinned: earlier turns' questions
         # may be summarised, or a long chat would pile up messages compaction cannot touch.
         earlier = [m.model_copy(update={"pinned": False}) if m.pinned else m for m in history]
         if earlier and earlier[0].role == "system":
             earlier = earlier[1:]  # this agent's own system prompt replaces an old one
-        if native:
+        if text_only:
+            # A user's own assistant prompt stays; the default one speaks of tools.
+            system = (self.answer_system_prompt if self._system_prompt == DEFAULT_SYSTEM_PROMPT
+                      else self._system_prompt)
+        elif native:
             system = native_system_prompt(self._system_prompt, registry)
         else:
             system = json_system_prompt(self._system_prompt, registry)

@@ -107,4 +107,9 @@ def result_line(result: TaskResult) -> str:
             f"tools: {tools}")
     if not result.passed:
         line += f"  ({result.reason[:120]})"
+        said = " ".join(result.answer.split())
+        if said:
+            # What the model said: a reason alone does not tell a wrong fact from a
+            # right one the check did not expect.
+            line += f"\n     said: {said[:160]}{'…' if len(said) > 160 else ''}"
     return line
