@@ -62,6 +62,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--assistant", metavar="NAME",
                         help="answer as this assistant (system prompt, tools, temperature, "
                              "context; see the window's Assistants)")
+    parser.add_argument("--docs", action="append", metavar="COLLECTION", default=[],
+                        help="search this document collection for the question and cite it "
+                             "(repeatable; see 'desktop-app docs')")
     parser.add_argument("--dag", action="store_true",
                         help="DAG mode: plan the goal as steps that run in parallel, each on "
                              "the model that suits it, then answer from their results")
@@ -172,17 +175,31 @@ async def _ask(args: argparse.Namespace) -> int:
     registry = build_registry(settings)
     printer = TerminalPrinter(events=args.events)
     toolbox = Toolbox(settings)
+    library = None
     try:
+        if getattr(args, "docs", None):
+            from desktop_app.core.documents import DocumentLibrary
+
+            library = DocumentLibrary()
+            for name in args.docs:
+                library.collection(name)  # a clear error before any model loads
         # Configured MCP servers come up for this one question and stop with it.
         for server, error in (await toolbox.start()).items():
             if error:
                 print(f"· MCP server '{server}' is unavailable: {error}", file=sys.stderr)
+        tools = toolbox.registry()
+        if library is not None:
+            from desktop_app.core.tools.builtin.search_documents import with_documents
+
+            tools = with_documents(tools, library, args.docs)
         if getattr(args, "dag", False):
             from desktop_app.cli._dag import run_dag_goal
 
-            return await run_dag_goal(args, registry, settings, printer, toolbox.registry())
+            return await run_dag_goal(args, registry, settings, printer, tools)
         llm = registry.get(registry.resolve(args.model))
-        return await _run(args, llm, settings, printer, toolbox.registry())
+        return await _run(args, llm, settings, printer, tools)
     finally:
+        if library is not None:
+            library.close()
         await toolbox.aclose()
         await registry.aclose()

@@ -37,6 +37,17 @@ class AppContext:
     persist_settings: bool = True
     #: The core ``Toolbox`` (built-ins + MCP servers) once ``start_tools`` ran.
     toolbox: Any = None
+    #: Local documents (``documents()``), opened on first use.
+    library: Any = None
+
+    def documents(self) -> Any:
+        """The ``DocumentLibrary`` (its SQLite file opens on first use; the embedding
+        model loads on the first search or index, in a worker thread)."""
+        if self.library is None:
+            from desktop_app.core.documents import DocumentLibrary
+
+            self.library = DocumentLibrary()
+        return self.library
 
     @classmethod
     async def open(cls, settings: Settings | None = None) -> AppContext:
@@ -72,6 +83,8 @@ class AppContext:
             await self.toolbox.apply_settings(settings)
 
     async def aclose(self) -> None:
+        if self.library is not None:
+            self.library.close()
         if self.toolbox is not None:
             await self.toolbox.aclose()
         await self.registry.aclose()

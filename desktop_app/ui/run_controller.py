@@ -230,6 +230,10 @@ class RunController(QObject):
             except ValueError:  # hand-edited nonsense: the assistant's own values
                 chat_options = ChatOptions()
             tools = tools_for(assistant, self.ctx.tools())
+            if chat_options.documents:
+                from desktop_app.core.tools.builtin.search_documents import with_documents
+
+                tools = with_documents(tools, self.ctx.documents(), chat_options.documents)
             preset = agent_options(assistant, chat_options, llm)
             run.confirmer = Confirmer(emit, settings=self.ctx.settings)
             if run.mode == "dag":

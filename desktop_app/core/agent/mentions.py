@@ -10,6 +10,10 @@ call and result. Names that are not files in the workspace are left alone.
 The same holds for "… in my notes": the model answered "the password is not in my notes"
 without looking, so a question that names the user's notes starts with a ``notes_find``
 for it (the search drops the question's small words).
+
+And a chat with document collections attached starts with a ``search_documents`` for the
+question, as local-document assistants do: the passages are what the user attached them
+for, and a small model left to decide answers from memory.
 """
 
 from __future__ import annotations
@@ -60,6 +64,15 @@ async def search_named_notes(state: RunState) -> None:
         return
     if _MY_NOTES.search(state.query):
         await _run_first(state, "notes_find", {"query": state.query}, "call_attach_notes")
+
+
+async def search_attached_documents(state: RunState) -> None:
+    """Run ``search_documents`` for the question when the chat has collections attached."""
+    if state.executor is None or "search_documents" not in state.registry:
+        return
+    if state.commanded_tool:  # "Save a note …": a command, not a question about them
+        return
+    await _run_first(state, "search_documents", {"query": state.query}, "call_search_documents")
 
 
 async def _run_first(state: RunState, tool: str, args: dict[str, object], call_id: str) -> None:

@@ -16,7 +16,11 @@ from desktop_app.core.agent.guard import ContextGuardLike
 from desktop_app.core.agent.intents import commanded_tool, is_text_task
 from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.agent.json_mode import Action, parse_action, run_json
-from desktop_app.core.agent.mentions import read_mentioned_files, search_named_notes
+from desktop_app.core.agent.mentions import (
+    read_mentioned_files,
+    search_attached_documents,
+    search_named_notes,
+)
 from desktop_app.core.agent.metrics import timed
 from desktop_app.core.agent.native_mode import run_native
 from desktop_app.core.agent.prompts import (
@@ -180,6 +184,7 @@ class ReActAgent:
                     begin_steps(state, steps)
                 await read_mentioned_files(state)
                 await search_named_notes(state)
+                await search_attached_documents(state)
                 try:
                     await self._run_native(state)
                 except ToolCallsUnsupportedError as exc:

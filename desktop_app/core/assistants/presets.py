@@ -20,6 +20,8 @@ class ChatOptions(BaseModel):
 
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     context_size: int | None = Field(default=None, ge=512)
+    #: Document collections attached to the chat: searched for each question.
+    documents: list[str] = Field(default_factory=list)
 
 
 def builtin_assistants(path: Path | None = None) -> list[AssistantConfig]:
