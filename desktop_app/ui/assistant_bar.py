@@ -170,7 +170,7 @@ class ChatAssistant:
     async def attach(self, conversation_id: str) -> None:
         """A new chat was created: store the current choice with it."""
         await self.window.ctx.store.set_assistant(
-            conversation_id, self.picker.current(), self.options.model_dump(exclude_none=True))
+            conversation_id, self.picker.current(), self.options.model_dump(exclude_defaults=True))
 
     def refresh(self) -> None:
         self.picker.set_assistants(self.window.ctx.settings)
@@ -183,7 +183,7 @@ class ChatAssistant:
             window._model_changed(assistant.model)
         if window.conversation_id:
             window.spawn(window.ctx.store.set_assistant(
-                window.conversation_id, name, self.options.model_dump(exclude_none=True)))
+                window.conversation_id, name, self.options.model_dump(exclude_defaults=True)))
 
     def edit_options(self) -> None:
         assistant = self.picker.current_assistant()
@@ -197,7 +197,8 @@ class ChatAssistant:
         dialog.open()  # not exec(): a nested event loop would stall the asyncio loop
 
     def _options_chosen(self, options: ChatOptions) -> None:
-        self.options = options
+        # The dialog edits temperature and context; attached documents stay.
+        self.options = options.model_copy(update={"documents": self.options.documents})
         if self.window.conversation_id:
             self.window.spawn(self.attach(self.window.conversation_id))
 

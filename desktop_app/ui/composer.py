@@ -114,6 +114,9 @@ class Composer(QFrame):
         self.hint.setObjectName("Muted")
         self.hint.hide()
         bottom = QHBoxLayout()
+        #: Buttons for what goes with a message (the Documents button), left of the hint.
+        self.accessories = QHBoxLayout()
+        bottom.addLayout(self.accessories)
         bottom.addWidget(self.hint, 1)
         self.gauge = ContextGauge(self)
         bottom.addWidget(self.gauge, 0, Qt.AlignmentFlag.AlignRight)

@@ -29,6 +29,7 @@ from desktop_app.ui.artifact_dock import ArtifactDock
 from desktop_app.ui.artifact_pane import ArtifactPane
 from desktop_app.ui.assistant_bar import ChatAssistant
 from desktop_app.ui.branch_switcher import BranchSwitcher
+from desktop_app.ui.chat_documents import ChatDocuments
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.composer import Composer
 from desktop_app.ui.edit_session import EditSession
@@ -89,6 +90,8 @@ class MainWindow(QMainWindow):
         self.chat = ChatView()
         self.composer = Composer()
         self.edits = EditSession(self.composer)
+        self.documents = ChatDocuments(self)
+        self.composer.accessories.addWidget(self.documents.button)
         center = QWidget()
         column = QVBoxLayout(center)
         column.setContentsMargins(0, 0, 0, 0)
@@ -132,6 +135,7 @@ class MainWindow(QMainWindow):
                            (QKeySequence.StandardKey.Find, self.sidebar.search.setFocus),
                            (QKeySequence("Ctrl+,"), self.open_settings),
                            (QKeySequence("Ctrl+Shift+M"), self.open_compare),
+                           (QKeySequence("Ctrl+Shift+D"), self.documents.open_window),
                            (QKeySequence("Ctrl+Q"), self.close)):
             QShortcut(QKeySequence(keys), self).activated.connect(slot)
         self.artifact_pane.count_changed.connect(self._artifact_count)
@@ -176,6 +180,7 @@ class MainWindow(QMainWindow):
             # After the window is up: counting loads the tool descriptions (~0.1 s).
             self.spawn(self.refresh_gauge())
         self.spawn(self.refresh_speeds())
+        self.documents.start_watching()  # rescan collections now, then every 30 s
 
     async def refresh_speeds(self) -> None:
         """Show each local model's measured speed in the picker and the Compare window."""
@@ -218,6 +223,7 @@ class MainWindow(QMainWindow):
         self.picker.select(detail.conversation.model)
         self.picker.set_mode(detail.conversation.mode)
         self.assistant.show_conversation(detail.conversation)
+        self.documents.update_label()
         run = self.controller.active
         live = run if run is not None and run.conversation_id == conversation_id else None
         builders = builders_for(detail, self._wire_user, self._wire_turn,
@@ -244,6 +250,7 @@ class MainWindow(QMainWindow):
 
     def _wire_turn(self, turn: AssistantTurn) -> AssistantTurn:
         turn.regenerate_requested.connect(lambda t: self.spawn(self.regenerate(t)))
+        turn.citation_opened.connect(self.documents.open_citation)
         return turn
 
     def _on_deleted(self, conversation_id: str) -> None:
@@ -486,5 +493,6 @@ class MainWindow(QMainWindow):
         self.is_closed = True
         save_state(geometry=bytes(self.saveGeometry().toBase64()).decode())
         self.controller.stop()
+        self.documents.stop_watching()
         super().closeEvent(event)
         self.closed.emit()

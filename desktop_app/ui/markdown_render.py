@@ -80,6 +80,34 @@ def render_segments(text: str) -> list[Segment]:
     return segments
 
 
+_TAG_OR_TEXT = re.compile(r"(<[^>]*>)")
+_CITATION = re.compile(r"\[(\d{1,4})\]")
+#: Inside these, "[2]" is the model's literal text (code, an existing link), not a citation.
+_NO_LINK_TAGS = ("a", "code", "pre")
+
+
+def link_citations(fragment: str, numbers: set[int]) -> str:
+    """``fragment`` (HTML) with each "[n]" for a known passage number turned into a
+    ``cite:n`` link; numbers no passage has stay text (the model invented them)."""
+    if not numbers:
+        return fragment
+    out: list[str] = []
+    depth = 0
+    for part in _TAG_OR_TEXT.split(fragment):
+        if part.startswith("<"):
+            name = part.strip("</>").split()[0].lower() if part.strip("</>") else ""
+            if name in _NO_LINK_TAGS and not part.endswith("/>"):
+                depth += -1 if part.startswith("</") else 1
+            out.append(part)
+        elif depth > 0:
+            out.append(part)
+        else:
+            out.append(_CITATION.sub(
+                lambda m: (f'<a class="cite" href="cite:{m.group(1)}">[{m.group(1)}]</a>'
+                           if int(m.group(1)) in numbers else m.group(0)), part))
+    return "".join(out)
+
+
 def render_html(text: str) -> str:
     """The whole text as one HTML fragment, code blocks highlighted inline."""
     parts: list[str] = []

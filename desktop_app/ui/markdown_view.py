@@ -11,7 +11,14 @@ and is highlighted once when it closes.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFont, QFontDatabase, QGuiApplication, QTextCursor
+from PySide6.QtGui import (
+    QCursor,
+    QDesktopServices,
+    QFont,
+    QFontDatabase,
+    QGuiApplication,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -19,6 +26,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QTextBrowser,
     QToolButton,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +38,7 @@ from desktop_app.ui.markdown_render import (
     find_fence_close,
     find_fence_open,
     highlight,
+    link_citations,
     render_segments,
     stable_split,
 )
@@ -149,9 +158,13 @@ class MarkdownView(QWidget):
     """Markdown rendered as a column of prose and code widgets; supports streaming."""
 
     rendered = Signal()
+    #: A citation link "[n]" was clicked: the passage number.
+    citation_clicked = Signal(int)
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: Passages the answer may cite, by number (``core.documents.citations``).
+        self.citations: dict[int, object] = {}
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(4)
@@ -197,13 +210,40 @@ class MarkdownView(QWidget):
             widget: QWidget
             if isinstance(segment, ProseSegment):
                 browser = AutoHeightBrowser(self)
-                browser.setHtml(segment.html)
+                if self.citations:
+                    browser.setHtml(link_citations(segment.html, set(self.citations)))
+                    browser.anchorClicked.connect(self._citation_link)
+                    browser.highlighted.connect(self._citation_hover)
+                else:
+                    browser.setHtml(segment.html)
                 widget = browser
             else:
                 assert isinstance(segment, CodeSegment)
                 widget = CodeBlockWidget(segment.code, segment.language, parent=self)
             self._layout.insertWidget(index, widget)
             index += 1
+
+    def set_citations(self, passages: dict[int, object]) -> None:
+        """Link "[n]" to these passages (re-renders a finished text once)."""
+        if passages == self.citations:
+            return
+        self.citations = dict(passages)
+        if self._text and not self._streaming:
+            self.set_markdown(self._text)
+
+    def _citation_link(self, url: QUrl) -> None:
+        if url.scheme() == "cite" and url.path().isdigit():
+            self.citation_clicked.emit(int(url.path()))
+
+    def _citation_hover(self, url: QUrl) -> None:
+        passage = self.citations.get(int(url.path())) if (
+            url.scheme() == "cite" and url.path().isdigit()) else None
+        if passage is None:
+            QToolTip.hideText()
+            return
+        text = getattr(passage, "text", "")
+        preview = text if len(text) <= 600 else text[:600].rsplit(" ", 1)[0] + " …"
+        QToolTip.showText(QCursor.pos(), f"{getattr(passage, 'label', '')}\n\n{preview}", self)
 
     # --- streaming ---------------------------------------------------------------------------
     def start_stream(self) -> None:

@@ -209,6 +209,8 @@ class AssistantTurn(QFrame):
     """The assistant's side of one exchange, built from run events."""
 
     regenerate_requested = Signal(object)  # self
+    #: A citation in the answer was clicked: the ``CitedPassage``.
+    citation_opened = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -250,6 +252,7 @@ class AssistantTurn(QFrame):
         self._layout.addWidget(self.action_row)
         self.message_id: int | None = None
         self.user_message_id: int | None = None
+        self.answer.citation_clicked.connect(self._open_citation)
 
     def insert_widget(self, widget: QWidget) -> None:
         """Add a widget to the run's trace (above the thinking indicator and the answer)."""
@@ -319,9 +322,22 @@ class AssistantTurn(QFrame):
         self.end_answer()
         if not self.answer.text().strip() and answer.strip():
             self.answer.set_markdown(answer)
+        self.answer.set_citations(self.citations())
         self.footer.setText(footer)
         self.footer.show()
         self.action_row.show()
+
+    def citations(self) -> dict[int, object]:
+        """Passages this run's document searches gave the model, by number."""
+        from desktop_app.core.documents.citations import parse_passages
+
+        return dict(parse_passages(card.observation for card in self.cards
+                                   if card.tool_name == "search_documents" and card.observation))
+
+    def _open_citation(self, number: int) -> None:
+        passage = self.answer.citations.get(number)
+        if passage is not None:
+            self.citation_opened.emit(passage)
 
     def answer_text(self) -> str:
         return self.answer.text()

@@ -27,7 +27,7 @@ def indexed(library, tmp_path):
 
 
 def test_rrf_rewards_agreement() -> None:
-    fused = reciprocal_rank_fusion([[1, 2, 3], [3, 1, 4]])
+    fused = reciprocal_rank_fusion([[1, 2, 3], [3, 1, 4]], k=60)
     assert [item for item, _ in fused] == [1, 3, 2, 4]
 
 
@@ -84,3 +84,9 @@ def test_no_match_and_empty_query(indexed, tmp_path) -> None:
     tool = SearchDocumentsTool(indexed, ["Empty"])
     assert asyncio.run(tool.run({"query": "wifi"})).text == "No passage in Empty matches 'wifi'."
     assert asyncio.run(tool.run({"query": "  "})).error == "The query is empty."
+
+
+def test_rrf_weights() -> None:
+    # A weaker ranking's first place loses to the stronger ranking's first.
+    fused = reciprocal_rank_fusion([[1, 2], [2, 3]], weights=[0.5, 1.0], k=20)
+    assert [item for item, _ in fused] == [2, 3, 1]

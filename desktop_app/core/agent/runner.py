@@ -139,6 +139,17 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
             answer_started = True
             await send(AnswerStart())
 
+    async def cite_documents(run: AgentResult) -> None:
+        # Passages the answer used, cited at its end when the model cited none itself.
+        found = [s.observation for s in run.steps
+                 if s.tool == "search_documents" and s.error is None]
+        if found and "".join(deltas).strip():
+            from desktop_app.core.documents.citations import citation_suffix
+
+            suffix = citation_suffix("".join(deltas), found, query)
+            if suffix:
+                await answer_delta(suffix)
+
     async def live_answer(text: str) -> None:
         # The loop streams a direct answer as it is generated (no second generation).
         await start_answer()
@@ -157,6 +168,7 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
                 await send(Inject(content=text))
 
         if result.answer_streamed:
+            await cite_documents(result)
             await send(AnswerDone())
             done = finish()
             await send(done)
@@ -188,6 +200,7 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
                                    "".join(deltas))
             if extra:
                 await answer_delta(extra)
+        await cite_documents(result)
         await send(AnswerDone())
         if not "".join(deltas).strip():
             # Never report an empty answer as a success.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +46,7 @@ class DocumentLibrary:
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self._searcher: Searcher | None = None
+        self._sync_lock: asyncio.Lock | None = None
 
     @property
     def embedder(self) -> EmbedderLike:
@@ -122,8 +123,7 @@ class DocumentLibrary:
         """``sync`` in a worker thread; cancelling the caller stops it after the current
         file (which is kept) and re-raises ``CancelledError``."""
         cancel = threading.Event()
-        task = asyncio.ensure_future(asyncio.to_thread(
-            self.sync, name, progress=progress, cancel=cancel, force=force))
+        task = asyncio.ensure_future(self._locked_sync(name, progress, cancel, force))
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -133,6 +133,15 @@ class DocumentLibrary:
             except SyncCancelledError:
                 pass
             raise
+
+    async def _locked_sync(self, name: str, progress: ProgressFn | None,
+                           cancel: threading.Event, force: bool) -> SyncReport:
+        # The watch and a sync the user started never index the same files twice at once.
+        if self._sync_lock is None:
+            self._sync_lock = asyncio.Lock()
+        async with self._sync_lock:
+            return await asyncio.to_thread(self.sync, name, progress=progress, cancel=cancel,
+                                           force=force)
 
     # --- search ----------------------------------------------------------------------
     def search(self, query: str, *, collections: Sequence[str] | None = None,
@@ -154,6 +163,44 @@ class DocumentLibrary:
                 "JOIN files f ON f.id = c.file_id JOIN collections col "
                 "ON col.id = f.collection_id WHERE c.id = ?", (chunk_id,)).fetchone()
         return Hit(*row, score=0.0) if row else None
+
+    def locate(self, collection: str, relative_path: str) -> Path | None:
+        """The file a citation's ``collection/relative_path`` names, if it is still there."""
+        try:
+            info = self.collection(collection)
+        except CollectionError:
+            return None
+        for source in info.sources:
+            root = Path(source)
+            candidate = root if root.is_file() and root.name == relative_path \
+                else root / relative_path
+            if candidate.is_file():
+                return candidate
+        return None
+
+    # --- watching --------------------------------------------------------------------
+    async def watch(self, *, interval: float = 30.0,
+                    on_report: Callable[[SyncReport], None] | None = None) -> None:
+        """Sync every collection now (the rescan on start), then every ``interval``
+        seconds while the app runs: a sync of an unchanged folder only stats its files
+        (a few ms per thousand). Runs until cancelled; a failing collection is reported
+        and retried next round, never ends the watch."""
+        import logging
+
+        while True:
+            for info in self.collections():
+                try:
+                    report = await self.sync_async(info.name)
+                except CollectionError:
+                    continue  # removed meanwhile
+                except Exception:  # noqa: BLE001 - a watch must survive one bad round
+                    logging.getLogger(__name__).warning("Document sync of %s failed",
+                                                        info.name, exc_info=True)
+                    continue
+                if on_report is not None and (report.indexed or report.removed
+                                              or report.renamed or report.failed):
+                    on_report(report)
+            await asyncio.sleep(interval)
 
     def close(self) -> None:
         self.db.close()

@@ -156,6 +156,8 @@ def check_text(text: str, spec: dict[str, Any], *, prompt: str = "",
         options = item if isinstance(item, list) else [item]
         if not any(_contains(lowered, o.lower(), word) for o in options):
             return f"missing {' or '.join(repr(o) for o in options)}"
+    if spec.get("cites") and not re.search(r"\[\d{1,3}\]", text):
+        return "no citation: the answer does not cite a passage as [n]"
     for item in spec.get("not_contains", []):
         if item.lower() in lowered:
             return f"should not say {item!r}"

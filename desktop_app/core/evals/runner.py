@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from desktop_app.core.agent.events import AnswerDelta, Done, Event, IterationStart
+from desktop_app.core.agent.events import (
+    AnswerDelta,
+    Done,
+    Event,
+    IterationDone,
+    IterationStart,
+)
 from desktop_app.core.dag.events import DagStepProgress
 from desktop_app.core.evals.checks import check_text
 from desktop_app.core.evals.suite import EvalSuite, EvalTask
@@ -64,6 +70,11 @@ class World:
     workspace: Path
     notes: Path
     artifacts: list[Artifact] = field(default_factory=list)
+    #: The suite's indexed document collection and the collections this task attaches.
+    library: Any = None
+    documents: list[str] = field(default_factory=list)
+    #: What the task's document searches returned (to check what the answer cites).
+    observations: list[str] = field(default_factory=list)
 
     def note_texts(self) -> list[tuple[str, str]]:
         from desktop_app.core.tools.builtin.notes import NoteStore
@@ -97,7 +108,36 @@ def world_tools(world: World) -> ToolRegistry:
     from desktop_app.core.tools.builtin.notes import NoteStore
 
     settings = Settings(tools=ToolsSettings(workspace=str(world.workspace)))
-    return ToolRegistry(default_tools(settings, notes=NoteStore(world.notes)))
+    tools = ToolRegistry(default_tools(settings, notes=NoteStore(world.notes)))
+    if world.documents and world.library is not None:
+        from desktop_app.core.tools.builtin.search_documents import with_documents
+
+        tools = with_documents(tools, world.library, world.documents)
+    return tools
+
+
+#: Indexed suite libraries by content, for the whole process (indexing takes seconds and
+#: the tasks never change a document).
+_LIBRARIES: dict[int, Any] = {}
+LIBRARY_COLLECTION = "Library"
+
+
+def suite_library(suite: EvalSuite) -> Any:
+    """The suite's ``library`` files indexed as the collection "Library"."""
+    from desktop_app.core.documents import DocumentLibrary
+
+    key = hash(tuple(sorted(suite.library.items())))
+    if key not in _LIBRARIES:
+        root = Path(tempfile.mkdtemp(prefix="desktop-app-eval-library-"))
+        for name, content in suite.library.items():
+            target = root / "files" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+        library = DocumentLibrary(root / "documents.db")
+        library.add_paths(LIBRARY_COLLECTION, [root / "files"])
+        library.sync(LIBRARY_COLLECTION)
+        _LIBRARIES[key] = library
+    return _LIBRARIES[key]
 
 
 async def _allow(_tool: str, _args: dict[str, Any]) -> bool:
@@ -126,7 +166,9 @@ def _judge_target(target: str, spec: dict[str, Any], task: EvalTask, answer: str
                   world: World) -> str | None:
     conditions = {k: v for k, v in spec.items() if k not in ("title", "path")}
     if target == "answer":
-        return check_text(answer, conditions, prompt=task.prompt)
+        source = conditions.pop("cites", None)
+        reason = check_text(answer, conditions, prompt=task.prompt)
+        return reason or (_check_cited(answer, world.observations, source) if source else None)
     if target == "note":
         wanted = str(spec.get("title", "")).lower()
         notes = [text for title, text in world.note_texts() if wanted in title.lower()]
@@ -147,12 +189,29 @@ def _judge_target(target: str, spec: dict[str, Any], task: EvalTask, answer: str
     return None if None in reasons else reasons[-1]
 
 
+def _check_cited(answer: str, observations: list[str], source: str) -> str | None:
+    """The answer cites, as [n], a passage of the file ``source`` (a citation of another
+    passage, or a number no search returned, does not count)."""
+    from desktop_app.core.documents.citations import parse_passages
+
+    passages = parse_passages(observations)
+    cited = {int(n) for n in re.findall(r"\[(\d{1,4})\]", answer)}
+    if not cited:
+        return "no citation: the answer does not cite a passage as [n]"
+    if not any(n in passages and passages[n].relative_path.endswith(source) for n in cited):
+        return f"cites {sorted(cited)}, none of them a passage of {source}"
+    return None
+
+
 RunTask = Callable[[EvalTask, World, Callable[[Event], Awaitable[None]]], Awaitable[Any]]
 
 
 async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask) -> TaskResult:
     """Run one task in a fresh world with ``run(task, world, emit)``, then judge it."""
     world = make_world(suite)
+    if task.documents and suite.library:
+        world.library = await asyncio.to_thread(suite_library, suite)
+        world.documents = [LIBRARY_COLLECTION]
     tools_called: list[str] = []
     answer_parts: list[str] = []
     done: Done | None = None
@@ -163,6 +222,8 @@ async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask) -> TaskResult
         nonlocal done, first_token
         if isinstance(event, IterationStart):
             tools_called.append(event.tool_name)
+        elif isinstance(event, IterationDone) and event.tool_name == "search_documents":
+            world.observations.append(event.observation)
         elif isinstance(event, DagStepProgress):  # a step's own events arrive wrapped
             data = event.data
             if data.get("type") == "iteration" and data.get("status") == "start":

@@ -33,6 +33,8 @@ class EvalTask(BaseModel):
     expect: dict[str, dict[str, Any]]
     #: The answer must come from a tool (a guess could be right by luck, e.g. a weekday).
     tool_required: bool = False
+    #: The chat has the suite's document collection ("Library") attached.
+    documents: bool = False
 
     @field_validator("expect")
     @classmethod
@@ -56,6 +58,9 @@ class EvalSuite(BaseModel):
     description: str = ""
     workspace: dict[str, str] = Field(default_factory=dict)
     notes: list[SeedNote] = Field(default_factory=list)
+    #: Files of the document collection "Library" that ``documents`` tasks search (indexed
+    #: once per run of the suite: the tasks only read it).
+    library: dict[str, str] = Field(default_factory=dict)
     tasks: list[EvalTask]
 
     def categories(self) -> list[str]:
