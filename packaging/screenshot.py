@@ -286,6 +286,9 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
         await _compare_shot(window, scripted, grab, settle)
         await _dag_shot(window, scripted, grab, settle)
         await _versions_shot(window, grab, settle)
+        from screenshot_documents import documents_shots  # beside this script
+
+        await documents_shots(window, grab, settle)
     window.close()
     await window.controller.wait_idle()
     await ctx.aclose()

@@ -79,7 +79,8 @@ def test_screenshot_script_saves_non_blank_pngs(tmp_path) -> None:
     assert names == ["01-first-launch.png", "02-conversation.png", "03-artifact-pane.png",
                      "04-settings.png", "05-compare.png", "06-dag-run.png", "07-models.png",
                      "08-models-recommended.png", "09-versions-and-assistant.png",
-                     "10-assistants.png", "screenshot.png"]
+                     "10-assistants.png", "11-documents.png", "12-cited-answer.png",
+                     "13-document-viewer.png", "screenshot.png"]
     assert report["blank"] == []
     for name in names:
         assert (out / name).stat().st_size > 10_000

@@ -70,6 +70,12 @@ def test_index_attach_ask_cite_open_reopen(loop, qtbot, tmp_path) -> None:
         stored = await window.ctx.store.get_conversation(window.conversation_id)
         assert stored.chat_options == {"documents": ["Manuals"]}
 
+        # Hovering a citation previews its passage.
+        from PySide6.QtWidgets import QToolTip
+
+        turn.answer._citation_hover(QUrl("cite:1"))
+        assert QToolTip.text().startswith("Manuals/washer.pdf, page 2\n\nWarranty: the washing")
+        turn.answer._citation_hover(QUrl())
         # A citation opens the document at the cited page, the passage marked.
         browser = turn.answer.findChildren(AutoHeightBrowser)[0]
         browser.anchorClicked.emit(QUrl("cite:1"))
