@@ -89,6 +89,31 @@ def measure(work: Path, size: int, texts: list[str], queries: list[str]) -> None
     library.close()
 
 
+def pdf_throughput(work: Path, texts: list[str], pages: int = 200) -> None:
+    """Pages per second for one long PDF (five paragraphs a page, ~340 words)."""
+    import textwrap
+
+    sys.path.insert(0, str(ROOT / "tests" / "documents"))
+    from doc_files import write_pdf  # a real PDF with a text layer, written byte by byte
+
+    lines = []
+    for index in range(pages):
+        text = " ".join(texts[index * 5:(index + 1) * 5])
+        lines.append("\n".join(textwrap.wrap(
+            text.encode("latin-1", "replace").decode("latin-1"), 95)))
+    folder = work / "pdf"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_pdf(folder / "book.pdf", lines)
+    library = DocumentLibrary(work / "index-pdf.db")
+    library.add_paths("pdf", [folder])
+    started = time.monotonic()
+    report = library.sync("pdf", force=True)
+    seconds = time.monotonic() - started
+    print(f"a {pages}-page PDF: {seconds:.1f} s = {pages / seconds:.1f} pages/s "
+          f"({report.chunks} passages)")
+    library.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sources", type=Path, default=DEFAULT_SOURCES)
@@ -101,6 +126,7 @@ def main() -> None:
     texts = paragraphs(args.sources)
     queries = questions(args.sources)
     print(f"{len(texts)} distinct paragraphs; {len(queries)} queries")
+    pdf_throughput(work, texts)
     for size in args.sizes:
         measure(work, size, texts, queries)
 
