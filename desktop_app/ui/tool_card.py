@@ -139,7 +139,11 @@ class ToolCard(QFrame):
         shown = error if error else observation
         if len(shown) > MAX_SHOWN:
             shown = shown[:MAX_SHOWN] + f"\n… ({len(shown) - MAX_SHOWN} more characters)"
-        self.result_label.setText("Error" if error else "Result")
+        # Document passages are said to be exactly what the model was given: with a hosted
+        # model, that is what left the computer.
+        label = ("Passages given to the model (with a hosted model: sent to its server)"
+                 if self.tool_name == "search_documents" else "Result")
+        self.result_label.setText("Error" if error else label)
         replacement = _text_box(shown or "(no output)")
         self.body.layout().replaceWidget(self.result_box, replacement)
         self.result_box.deleteLater()

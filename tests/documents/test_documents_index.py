@@ -178,3 +178,19 @@ def test_bad_names_and_paths(library, tmp_path) -> None:
         library.add_paths("Home", [tmp_path / "missing"])
     with pytest.raises(CollectionError, match="needs a name"):
         library.add_paths("  ", [tmp_path])
+
+
+def test_an_unexpected_converter_error_stays_with_its_file(library, folder, monkeypatch) -> None:
+    real = indexer_module.convert
+
+    def flaky(path):
+        if path.name == "guide.md":
+            raise RuntimeError("parser bug")
+        return real(path)
+
+    monkeypatch.setattr(indexer_module, "convert", flaky)
+    library.add_paths("Home", [folder])
+    report = library.sync("Home")
+    assert report.indexed == 2
+    assert report.failed[str(folder / "guide.md")].startswith("Could not index this file "
+                                                              "(RuntimeError: parser bug)")

@@ -66,6 +66,9 @@ def test_index_attach_ask_cite_open_reopen(loop, qtbot, tmp_path) -> None:
 
         turn = [t for t in window.chat.findChildren(AssistantTurn) if t.cards][-1]
         assert [c.tool_name for c in turn.cards] == ["search_documents"]
+        card = turn.cards[0]
+        assert card.result_label.text().startswith("Passages given to the model")
+        assert card.observation == tool_messages[0].content  # exactly what the model got
         assert 'href="cite:1"' in _cite_html(turn)
         stored = await window.ctx.store.get_conversation(window.conversation_id)
         assert stored.chat_options == {"documents": ["Manuals"]}

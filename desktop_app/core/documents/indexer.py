@@ -192,6 +192,8 @@ class Indexer:
             error = str(exc)
         except MemoryError:
             error = "Not enough memory to index this file."
+        except Exception as exc:  # noqa: BLE001 - one odd file must not stop the others
+            error = f"Could not index this file ({exc.__class__.__name__}: {str(exc)[:120]})."
         pages = len({c.page for c in chunks if c.page is not None})
         with self._db.write() as conn:
             conn.execute("DELETE FROM files WHERE collection_id = ? AND path = ?",
