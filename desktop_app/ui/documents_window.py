@@ -74,7 +74,7 @@ class DocumentsWindow(QDialog):
         self.files.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.files.verticalHeader().hide()
         header = self.files.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         right.addWidget(self.files, 1)
         actions = QHBoxLayout()
@@ -151,8 +151,9 @@ class DocumentsWindow(QDialog):
         statuses = sorted(self.library.files(name), key=lambda f: (f.status != "error", f.path))
         shown = statuses[:MAX_FILE_ROWS]
         self.files.setRowCount(len(shown))
+        roots = sorted((Path(p) for p in info.sources), key=lambda p: len(str(p)), reverse=True)
         for row, status in enumerate(shown):
-            path_item = QTableWidgetItem(status.path)
+            path_item = QTableWidgetItem(_relative(Path(status.path), roots))
             path_item.setToolTip(status.path)
             self.files.setItem(row, 0, path_item)
             self.files.setItem(row, 1, QTableWidgetItem(str(status.chunks)))
@@ -290,3 +291,13 @@ class DocumentsWindow(QDialog):
         # Indexing goes on in the background; the window only stops showing it.
         self._timer.stop()
         super().closeEvent(event)
+
+
+def _relative(path: Path, roots: list[Path]) -> str:
+    """``path`` below the folder the user added (the full path is in the tooltip)."""
+    for root in roots:
+        if path == root:
+            return path.name
+        if path.is_relative_to(root):
+            return str(path.relative_to(root))
+    return str(path)

@@ -47,7 +47,7 @@ def test_index_attach_ask_cite_open_reopen(loop, qtbot, tmp_path) -> None:
         await wait_for(lambda: documents._task is None, timeout=60)
         assert documents.progress_label.text().startswith(
             "Manuals is up to date: 2 files indexed (3 passages), 1 could not be read.")
-        rows = {documents.files.item(r, 0).text().rsplit("/", 1)[-1]:
+        rows = {documents.files.item(r, 0).text():
                 documents.files.item(r, 2).text() for r in range(documents.files.rowCount())}
         assert rows["notes.txt"].startswith("✗ This is a binary file")
         assert rows["washer.pdf"] == "✓ indexed"
