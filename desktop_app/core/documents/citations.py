@@ -75,7 +75,7 @@ def citation_suffix(answer: str, observations: Iterable[str], query: str = "") -
     model cited none itself; "" when it did, or when no passage shares enough with it.
 
     Small local models answer from the passages but seldom cite them (the bundled 0.5B
-    model: 0 of 8 answers in the evaluation, measured). A passage is credited by the words
+    model: 1 of 8 answers in the evaluation, measured). A passage is credited by the words
     and numbers it shares with the answer — numbers count double, words the question
     already had count half (the answer repeats the question) — needing a score of 2, and
     within 60 % of the best passage.
