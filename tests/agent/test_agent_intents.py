@@ -71,10 +71,9 @@ async def test_a_text_task_is_answered_in_text(tmp_path) -> None:
     llm = ScriptedLLM(["She doesn't like apples."], tool_call=True)
     outcome = await drive_run(ReActAgent(llm, _tools(tmp_path)),
                               "Fix the grammar: 'She don't like apples.'", emit=Recorder())
-    # Asked like plain chat: no tools, and a system turn that does not speak of them.
+    # Asked like plain chat: no tools and no system turn of ours (the template's applies).
     assert llm.requests[0].tools is None
-    system = llm.requests[0].messages[0]
-    assert system.role == "system" and "tool" not in system.content.lower()
+    assert [m.role for m in llm.requests[0].messages] == ["user"]
     assert outcome.answer == "She doesn't like apples."
 
 

@@ -8,6 +8,7 @@ import pytest
 from agent_helpers import Recorder, echo_tool, failing_tool, registry
 
 from desktop_app.core.agent import AnswerSignal, IterationDone, IterationStart, ReActAgent
+from desktop_app.core.agent.runner import drive_run
 from desktop_app.core.llm.testing import ScriptedLLM, json_final, tool_call_reply
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 
@@ -274,3 +275,21 @@ def test_local_models_get_a_short_loop() -> None:
 
     assert make_agent(Local(), registry()).max_iterations == MAX_ITERATIONS_LOCAL
     assert make_agent(ScriptedLLM(), registry()).max_iterations == 50
+
+
+async def test_local_models_decode_greedily_unless_a_temperature_is_chosen() -> None:
+    from desktop_app.core.agent.factory import TEMPERATURE_LOCAL, make_agent
+
+    class Local(ScriptedLLM):
+        reuses_prompt_prefix = True
+
+    local = Local(["Jupiter."], tool_call=True)
+    await drive_run(make_agent(local, registry()), "Largest planet?", emit=Recorder())
+    assert TEMPERATURE_LOCAL == 0.0
+    assert local.requests[0].temperature == 0.0
+    chosen = Local(["A poem."], tool_call=True)
+    await drive_run(make_agent(chosen, registry(), temperature=0.9), "A poem?", emit=Recorder())
+    assert chosen.requests[0].temperature == 0.9
+    hosted = ScriptedLLM(["Jupiter."], tool_call=True)  # a hosted model keeps its default
+    await drive_run(make_agent(hosted, registry()), "Largest planet?", emit=Recorder())
+    assert hosted.requests[0].temperature is None

@@ -223,9 +223,14 @@ class ReActAgent:
         if earlier and earlier[0].role == "system":
             earlier = earlier[1:]  # this agent's own system prompt replaces an old one
         if text_only:
-            # A user's own assistant prompt stays; the default one speaks of tools.
-            system = (self.answer_system_prompt if self._system_prompt == DEFAULT_SYSTEM_PROMPT
-                      else self._system_prompt)
+            if self._system_prompt == DEFAULT_SYSTEM_PROMPT:
+                # Exactly like plain chat: no system turn, so the chat template's own
+                # (the one the model was trained with; Qwen's "You are Qwen…") applies.
+                # Under our answer prompt the bundled model answered "Translate 'good
+                # morning' into Spanish." with "Good morning" 4 times in 4 (greedy and
+                # sampled); with the template's it wrote "buenos días" 4 in 4 (measured).
+                return [*earlier, ChatMessage.user(query, pinned=True)]
+            system = self._system_prompt  # a user's own assistant prompt stays
         elif native:
             system = native_system_prompt(self._system_prompt, registry)
         else:
