@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One command to build the Linux app: a frozen, self-contained folder (PyInstaller) and a
-# .deb that installs it to /opt/desktop-app with a menu entry and icons.
-#   bash packaging/build-linux.sh            # -> dist/desktop-app/, dist/desktop-app_<v>_<arch>.deb
+# .deb that installs it to /opt/desktop-app with a menu entry and icons, and the same folder
+# as a portable archive for other distributions (unpack anywhere, run desktop-app/desktop-app).
+#   bash packaging/build-linux.sh   # -> dist/desktop-app/, dist/desktop-app_<v>_<arch>.deb,
+#                                   #    dist/desktop-app-<v>-linux-<arch>.tar.zst
 # It builds in its own virtual environment (build/venv), so nothing the developer installed
 # beside the app (a PyTorch, say) ends up in the bundle.
 set -euo pipefail
@@ -9,6 +11,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 log() { printf '\033[1m[build]\033[0m %s\n' "$*" >&2; }
 started=$SECONDS
+command -v zstd >/dev/null || { log "zstd is missing: sudo apt-get install zstd"; exit 1; }
 
 export DESKTOP_APP_VENV="$here/build/venv"
 bash packaging/install.sh
@@ -52,4 +55,8 @@ Description: private, local-first desktop chat assistant
 CONTROL
 # zstd: xz took five minutes for the 1.2 GB folder on 2 cores; Debian 12 and Ubuntu 21.10+ read zstd.
 dpkg-deb -Zzstd --root-owner-group --build "$root" "dist/desktop-app_${version}_${arch}.deb" >/dev/null
-log "done in $((SECONDS - started)) s: dist/desktop-app ($(du -sh dist/desktop-app | cut -f1)), dist/desktop-app_${version}_${arch}.deb ($(du -sh "dist/desktop-app_${version}_${arch}.deb" | cut -f1))"
+deb="dist/desktop-app_${version}_${arch}.deb"
+portable="dist/desktop-app-${version}-linux-$(uname -m).tar.zst"
+log "packing $portable"
+tar -C dist --owner=0 --group=0 -cf - desktop-app | zstd -q -T0 -3 -f -o "$portable"
+log "done in $((SECONDS - started)) s: dist/desktop-app ($(du -sh dist/desktop-app | cut -f1)), $deb ($(du -sh "$deb" | cut -f1)), $portable ($(du -sh "$portable" | cut -f1))"
