@@ -32,7 +32,9 @@ ANSWER_AFTER_TOOLS_LOCAL: AfterTools = "synthesize"
 #: loop's (first token 0.24 s after a 3-call run against 17.1 s re-evaluated: 0.01x), but on
 #: the bundled 0.5B model its answers were worse: 15/26 and 12/26 of the arithmetic,
 #: percentage, unit and date tasks against 19/26 for "separate", whose short prompt costs
-#: 1.7 s to the first token (benchmarks/first_token.py, benchmarks/agent_eval.py).
+#: 1.7 s to the first token (benchmarks/first_token.py, benchmarks/agent_eval.py). Again
+#: with greedy decoding (2026-12-03): 17/26 against 22/26; its date answers became plans
+#: ("To answer your question, I will use the current_time function…"), 1/7 against 6/7.
 SYNTHESIS_LOCAL: SynthesisStyle = "separate"
 #: A 0.5B model sometimes never stops; an answer after tools is rarely longer than this.
 SYNTHESIS_MAX_TOKENS_LOCAL = 768
