@@ -97,3 +97,44 @@ async def test_a_failed_commanded_call_is_forced_again_then_the_run_ends(tmp_pat
     # Three forced tries, then the synthesis (no tools) says it failed: no wandering.
     assert [r.tool_choice for r in llm.requests] == [forced, forced, forced, None]
     assert llm.requests[-1].tools is None
+
+
+async def test_a_done_command_is_answered_with_the_tools_confirmation(tmp_path) -> None:
+    table = tool_call_reply(("make_table", {"title": "Planets", "columns": ["Order", "Planet"],
+                                            "rows": [[1, "Mercury"], [2, "Venus"]]}))
+    # A second reply would be the synthesis: it must not be asked for.
+    llm = ScriptedLLM([table, "| Order | Planet |"], tool_call=True)
+    events = Recorder()
+    outcome = await drive_run(ReActAgent(llm, _tools(tmp_path), confirm_commands=True),
+                              "Make a table of the first planets.", emit=events)
+    assert len(llm.requests) == 1
+    assert outcome.answer == "Here is the table “Planets” (2 rows × 2 columns)."
+    kinds = [type(e).__name__ for e in events.events]
+    # The protocol's order holds: the tool card, then the answer's start, text and end.
+    assert kinds.index("IterationDone") < kinds.index("AnswerStart") < kinds.index(
+        "AnswerDelta") < kinds.index("AnswerDone") < kinds.index("Done")
+
+
+async def test_a_saved_note_is_confirmed_with_what_it_says(tmp_path) -> None:
+    note = tool_call_reply(("note_create", {"title": "Groceries", "text": "milk, eggs"}))
+    llm = ScriptedLLM([note], tool_call=True)
+    outcome = await drive_run(ReActAgent(llm, _tools(tmp_path), confirm_commands=True),
+                              "Save a note titled 'Groceries' with: milk, eggs", emit=Recorder())
+    assert outcome.answer == "Saved the note “Groceries”:\n\n> milk, eggs"
+
+
+async def test_a_command_that_keeps_failing_is_answered_with_the_tools_error(tmp_path) -> None:
+    def bad(value: str) -> object:  # different each time: not a repeat
+        return tool_call_reply(("make_chart", {"title": "T", "labels": ["a", "b"],
+                                               "series": [{"values": value}]}))
+
+    llm = ScriptedLLM([bad("x"), bad("y"), bad("z"), "I could not draw the chart."],
+                      tool_call=True)
+    outcome = await drive_run(ReActAgent(llm, _tools(tmp_path), confirm_commands=True),
+                              "Draw a bar chart of a 1, b 2.", emit=Recorder())
+    assert len(llm.requests) == 3  # three tries, no synthesis: nothing is confirmed
+    assert outcome.answer.startswith("I could not carry that out (tried 3 times): ")
+    assert outcome.result is not None
+    last = outcome.result.steps[-1]
+    assert last.error and last.error.rstrip(".") in outcome.answer
+    assert not outcome.result.artifacts

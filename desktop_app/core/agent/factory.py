@@ -9,7 +9,9 @@ what the evaluation measures is what a user gets. Defaults chosen by measurement
   otherwise (a hung tool must not hang the run);
 * who writes the answer after tools ran: ``ANSWER_AFTER_TOOLS_LOCAL`` for models with a
   reusable KV cache, the seed's synthesis for hosted models;
-* greedy decoding on local models unless the user chose a temperature.
+* greedy decoding on local models unless the user chose a temperature;
+* on local models, a request that was one command ("Make a table of …") is answered with
+  the tool's own confirmation (``agent/confirmation.py``).
 """
 
 from __future__ import annotations
@@ -89,6 +91,8 @@ def make_agent(llm: LLM, tools: ToolRegistry, *, confirm: Confirmer | None = Non
         options.setdefault("max_iterations", MAX_ITERATIONS_LOCAL)
         # One step at a time for "do X, then Y" (measured: README, "Agent quality").
         options.setdefault("split_chained_requests", True)
+        # "Here is the table …" from the tool, not a 0.5B model's copy of its source.
+        options.setdefault("confirm_commands", True)
         if options.get("temperature") is None:
             options["temperature"] = TEMPERATURE_LOCAL
     return ReActAgent(llm, tools, confirm=confirm, **options)

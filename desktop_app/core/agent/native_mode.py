@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from desktop_app.core.agent.confirmation import command_confirmation, command_failure
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
 from desktop_app.core.agent.prompts import native_observation
 from desktop_app.core.agent.request_steps import advance_step, call_of, chain_draft
@@ -153,14 +154,26 @@ async def run_native(state: RunState) -> None:
             # lengths, say): the next turn must fix that call. Left free after a failed
             # chart, the bundled model saved eleven notes instead (62 s and no chart).
             if state.command_retries >= COMMAND_RETRIES and not injected:
-                state.stop_reason = "final_answer"  # synthesis says what failed
-                await state.emit(AnswerSignal())
+                state.stop_reason = "final_answer"
+                failure = state.confirm_commands and command_failure(state.steps,
+                                                                     state.commanded_tool)
+                if failure:
+                    await state.say(failure)
+                else:
+                    await state.emit(AnswerSignal())  # synthesis says what failed
                 return
             state.command_retries += 1
             state.next_tool_choice = call_of(state.commanded_tool)
         if not injected and _command_done(state, steps):
             if advance_step(state):
                 continue
+            confirmation = state.confirm_commands and command_confirmation(
+                state.steps, state.commanded_tool, state.registry,
+                chained=bool(state.request_steps))
+            if confirmation:
+                state.stop_reason = "final_answer"
+                await state.say(confirmation)
+                return
             if state.request_steps:
                 state.answer = chain_draft(state)
             # "Make a table of …" is done once the table is made: asked for more, the

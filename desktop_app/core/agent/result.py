@@ -33,6 +33,8 @@ class StepRecord:
     call_id: str | None = None
     #: The tool may have changed something (it is not read-only).
     changed_something: bool = False
+    #: The tool's own words for the user when this call was the request (not persisted).
+    confirmation: str | None = None
 
     @property
     def ok(self) -> bool:

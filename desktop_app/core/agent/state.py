@@ -22,6 +22,7 @@ from desktop_app.core.agent.events import (
 from desktop_app.core.agent.guard import ContextGuardLike
 from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
 from desktop_app.core.agent.metrics import timed
+from desktop_app.core.agent.repetition import RepetitionGuard
 from desktop_app.core.agent.result import AgentResult, StepRecord, StopReason
 from desktop_app.core.agent.tool_exec import ToolExecutor
 from desktop_app.core.errors import ContextOverflowError
@@ -83,6 +84,9 @@ class RunState:
     #: After tools ran, stop a reply once it is known to be text (synthesis follows): for
     #: local models, where every generated token costs the user time.
     stop_early: bool = False
+    #: Once the commanded tool succeeded, its own confirmation is the answer (no synthesis;
+    #: ``agent/confirmation.py``).
+    confirm_commands: bool = False
     #: The iteration whose ThinkingDone and AnswerSignal were already emitted, because its
     #: reply began streaming as the answer (the protocol's order must hold: SPEC §8).
     announced_iteration: int = 0
@@ -204,6 +208,7 @@ class RunState:
         calls: list[ToolCall] = []
         usage: Usage | None = None
         cut_short = False
+        guard = RepetitionGuard()  # a looping answer is stopped, not run to the limit
         stream = timed(self.llm.stream_chat(self.messages, tools=tools, tool_choice=tool_choice,
                                             temperature=self.temperature,
                                             max_tokens=self.max_tokens))
@@ -229,11 +234,16 @@ class RunState:
                         await self.emit(ThinkingDone(iteration=self.iterations,
                                                      reasoning="".join(reasoning).strip()))
                         await self.emit(AnswerSignal())
-                    text = chunk.content
-                    if len(parts) == 1 and self.streamed.strip():
+                    text = guard.feed(chunk.content)
+                    if guard.tripped:
+                        parts = [guard.text]
+                    if text and len(parts) == 1 and self.streamed.strip():
                         text = "\n\n" + text.lstrip()  # a new reply after earlier text
-                    self.streamed += text
-                    await self.answer_sink(text)
+                    if text:
+                        self.streamed += text
+                        await self.answer_sink(text)
+                    if guard.tripped:
+                        break
         if usage is None:
             # A call stopped early reports no usage; count its prompt as the guard would.
             usage = Usage.of(self._estimate_prompt(tools), len(parts))
@@ -241,6 +251,17 @@ class RunState:
         reply = ChatMessage.assistant("".join(parts), tool_calls=calls,
                                       reasoning_content="".join(reasoning) or None)
         return reply, cut_short
+
+    async def say(self, text: str) -> None:
+        """``text`` as this run's final answer, sent whole to the answer sink (if any)."""
+        self.answer = text
+        await self.emit(AnswerSignal())
+        if self.answer_sink is not None and text.strip():
+            if self.streamed.strip():
+                text = "\n\n" + text
+            self.streamed += text
+            await self.answer_sink(text)
+            self.answer_streamed = True
 
     def _estimate_prompt(self, tools: list[ToolSpec] | None) -> int:
         from desktop_app.core.context.tokens import TokenCounter

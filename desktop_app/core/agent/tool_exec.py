@@ -101,7 +101,8 @@ class ToolExecutor:
                           elapsed=time.perf_counter() - started, artifacts=list(result.artifacts),
                           iteration=iteration, call_id=call_id,
                           changed_something=name in self.registry
-                          and not self.registry.get(name).read_only)
+                          and not self.registry.get(name).read_only,
+                          confirmation=result.confirmation if result.ok else None)
         await self._emit(IterationDone(iteration=iteration, tool_name=name,
                                        observation=observation, error=result.error,
                                        iter_elapsed=step.elapsed, call_id=call_id,

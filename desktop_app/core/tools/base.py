@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
@@ -33,6 +34,10 @@ class ToolResult(BaseModel):
     text: str = ""
     error: str | None = None
     artifacts: list[Artifact] = Field(default_factory=list)
+    #: A sentence or two for the user, written by the tool, for when this call is exactly
+    #: what they asked for ("Make a table of …"): a small local model shown it as the
+    #: answer instead of writing one (see ``agent/confirmation.py``).
+    confirmation: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -41,6 +46,29 @@ class ToolResult(BaseModel):
     @classmethod
     def failure(cls, message: str) -> ToolResult:
         return cls(error=message)
+
+
+#: A confirmation shows at most this much of what was saved; the rest is in the note/file.
+CONFIRMATION_SHOWN_CHARS = 600
+
+
+def _shown(text: str) -> str:
+    text = text.strip()
+    if len(text) <= CONFIRMATION_SHOWN_CHARS:
+        return text
+    return text[:CONFIRMATION_SHOWN_CHARS].rstrip() + " …"
+
+
+def quoted(text: str) -> str:
+    """``text`` as a Markdown quote, for a confirmation that shows what was saved."""
+    return "\n".join(f"> {line}".rstrip() for line in _shown(text).splitlines()) or "> (empty)"
+
+
+def fenced(text: str) -> str:
+    """``text`` in a Markdown code block whose fence no line of it can close."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}\n{_shown(text)}\n{fence}"
 
 
 class Tool(ABC):

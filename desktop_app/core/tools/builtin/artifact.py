@@ -69,4 +69,5 @@ class HtmlArtifactTool(Tool):
         document = _TEMPLATE.format(title=html.escape(title), body=body)
         name = f"{slugify(title)}.html"
         return ToolResult(text=f"Created HTML artifact '{name}' ({len(document)} characters).",
-                          artifacts=[Artifact(name=name, mime_type="text/html", content=document)])
+                          artifacts=[Artifact(name=name, mime_type="text/html", content=document)],
+                          confirmation=f"Here is the page “{title}”.")

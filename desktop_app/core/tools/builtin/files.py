@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import ToolArgumentError, ToolError
-from desktop_app.core.tools.base import Tool, ToolResult
+from desktop_app.core.tools.base import Tool, ToolResult, fenced
 from desktop_app.core.tools.builtin.text_facts import file_facts
 from desktop_app.core.tools.sandbox import Workspace
 
@@ -163,8 +163,10 @@ class WriteFileTool(_WorkspaceTool):
         target = await asyncio.to_thread(self.workspace.write_text, args["path"], args["content"],
                                          append=append)
         verb = "Appended" if append else "Wrote"
-        return ToolResult(text=f"{verb} {len(args['content'])} characters to "
-                               f"'{self.workspace.relative(target)}'.")
+        shown = self.workspace.relative(target)
+        return ToolResult(text=f"{verb} {len(args['content'])} characters to '{shown}'.",
+                          confirmation=(f"{'Added to' if append else 'Wrote'} `{shown}` in your "
+                                        f"workspace:\n\n" + fenced(args["content"])))
 
 
 class SearchFilesTool(_WorkspaceTool):

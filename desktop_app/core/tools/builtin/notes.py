@@ -27,7 +27,7 @@ from typing import Any
 
 from desktop_app.core import paths
 from desktop_app.core.errors import ToolArgumentError, ToolError
-from desktop_app.core.tools.base import Tool, ToolResult
+from desktop_app.core.tools.base import Tool, ToolResult, quoted
 
 MAX_NOTE_CHARS = 200_000
 MAX_LISTED = 50
@@ -220,7 +220,9 @@ class NoteCreateTool(Tool):
     async def run(self, args: dict[str, Any]) -> ToolResult:
         store = self._store or NoteStore()
         note = await asyncio.to_thread(store.create, args["title"], args["text"], args.get("tags"))
-        return ToolResult(text=f"Saved note '{note.title}' with id '{note.id}'.")
+        return ToolResult(text=f"Saved note '{note.title}' with id '{note.id}'.",
+                          confirmation=f"Saved the note “{note.title}”:\n\n"
+                                       + quoted(note.body))
 
 
 class NotesFindTool(Tool):

@@ -104,7 +104,9 @@ class ReportTool(Tool):
         _check_size(markdown, "report")
         art = _artifact(title, args.get("format", "html"), "\n".join(parts_html), markdown)
         return ToolResult(text=f"Created report '{art.name}' with {len(parts_md)} section(s).",
-                          artifacts=[art])
+                          artifacts=[art],
+                          confirmation=f"Here is the report “{title}” "
+                                       f"({_count(len(parts_md), 'section')}).")
 
 
 def _cell(value: Any) -> str:
@@ -187,10 +189,12 @@ class TableTool(Tool):
         columns, cells = normalise_rows(args.get("columns"), args["rows"])
         markdown = table_markdown(columns, cells)
         _check_size(markdown, "table")
-        art = _artifact(args["title"].strip() or "Table", args.get("format", "html"),
-                        table_html(columns, cells), markdown)
+        title = args["title"].strip() or "Table"
+        art = _artifact(title, args.get("format", "html"), table_html(columns, cells), markdown)
         return ToolResult(text=f"Created table '{art.name}' ({len(cells)} rows × "
-                               f"{len(columns)} columns).", artifacts=[art])
+                               f"{len(columns)} columns).", artifacts=[art],
+                          confirmation=f"Here is the table “{title}” ({_count(len(cells), 'row')}"
+                                       f" × {_count(len(columns), 'column')}).")
 
 
 class ChartTool(Tool):
@@ -230,8 +234,23 @@ class ChartTool(Tool):
                 "</details>")
         art = Artifact(name=f"{slugify(title)}.html", mime_type="text/html",
                        content=html_page(title, body))
-        return ToolResult(text=f"Created {args.get('kind', 'bar')} chart '{art.name}' with "
-                               f"{len(series)} series of {len(labels)} points.", artifacts=[art])
+        kind = args.get("kind", "bar")
+        return ToolResult(text=f"Created {kind} chart '{art.name}' with "
+                               f"{len(series)} series of {len(labels)} points.", artifacts=[art],
+                          confirmation=f"Here is the {kind} chart “{title}” "
+                                       f"({_count(len(labels), 'point')}: "
+                                       f"{_cut_list(labels)}).")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _cut_list(items: list[str], limit: int = 6) -> str:
+    """'Jan, Feb, Mar' or 'Jan, Feb, … Dec' for a long list."""
+    if len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit - 1]) + f", … {items[-1]}"
 
 
 def report_tools() -> list[Tool]:

@@ -1,0 +1,64 @@
+"""A looping stream is stopped at the loop, in the synthesis and in a live answer."""
+
+from __future__ import annotations
+
+import pytest
+from agent_helpers import Recorder
+
+from desktop_app.core.agent import ReActAgent, drive_run
+from desktop_app.core.agent.repetition import RepetitionGuard, repeated_tail
+from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
+from desktop_app.core.tools.builtin.calculator import CalculatorTool
+
+
+@pytest.mark.parametrize(("text", "unit"), [
+    ("Here:\n" + "```markdown " * 4, "```markdown "),
+    ("It is very " + "very " * 8, "very "),
+    ("Done.\n" + "The answer is 42.\n" * 3, "The answer is 42.\n"),
+])
+def test_a_loop_is_found(text: str, unit: str) -> None:
+    found = repeated_tail(text)
+    assert found is not None and found[0] == unit
+
+
+@pytest.mark.parametrize("text", [
+    "| A | B | C | D | E | F | G |\n| --- | --- | --- | --- | --- | --- | --- |",  # no letter
+    "2^100 = 1267650600228229401496703205376, and 1/3 = 0.333333333333333333333",
+    "Mercury, Venus, Earth, Mars, Jupiter, Saturn, Uranus, Neptune",
+    "ha ha ha ha ha",  # short: a person may write that
+    "```markdown ```markdown ```markdown",  # 3 copies but under MIN_SPAN characters
+])
+def test_ordinary_text_is_not_a_loop(text: str) -> None:
+    assert repeated_tail(text) is None
+
+
+def test_the_guard_passes_text_until_the_loop_and_keeps_one_copy() -> None:
+    guard = RepetitionGuard()
+    shown = ""
+    for delta in ["Here it is:\n", *["```markdown "] * 50]:
+        shown += guard.feed(delta)
+        if guard.tripped:
+            break
+    assert guard.tripped and guard.text == "Here it is:\n```markdown "
+    assert shown.count("```markdown") < 5  # stopped within a few copies, not at 50
+
+
+
+@pytest.mark.anyio
+async def test_a_looping_synthesis_is_cut_at_the_loop() -> None:
+    call = tool_call_reply(("calculator", {"expression": "6*7"}))
+    looping = "The result is 42. " + "See the table below. " * 200
+    llm = ScriptedLLM([call, "42", looping], tool_call=True)
+    outcome = await drive_run(ReActAgent(llm, [CalculatorTool()]), "What is 6*7?",
+                              emit=Recorder())
+    assert outcome.answer.startswith("The result is 42. See the table below.")
+    assert outcome.answer.count("See the table below.") < 5
+
+
+@pytest.mark.anyio
+async def test_a_looping_live_answer_is_cut_at_the_loop() -> None:
+    llm = ScriptedLLM(["A generator yields values. " + "It is lazy. " * 100], tool_call=True)
+    outcome = await drive_run(ReActAgent(llm, [CalculatorTool()]),
+                              "Explain a Python generator.", emit=Recorder())
+    assert outcome.answer.count("It is lazy.") < 6
+    assert outcome.result.answer.count("It is lazy.") == 1  # the loop's record: one copy
