@@ -42,6 +42,16 @@ def test_intermediate_results_may_be_listed() -> None:
     assert check_number(text, 200, prompt="Compute 12*12 and 7*8", allow=[144, 56]) is None
 
 
+def test_a_percentage_may_show_its_working_over_100() -> None:
+    working = "249 + (19 / 100) * 249 = 296.31"
+    assert check_number(working, 296.31, prompt="What is 249 plus 19% VAT?") is None
+    # Only for a percentage; and a wrong result still fails beside the working.
+    assert check_number(working, 296.31, prompt="What is 249 plus 19 VAT?") is not None
+    reason = check_number("249 * 19 / 100 = 47.31, so 296.31 or 300.31", 296.31,
+                          prompt="What is 249 plus 19% VAT?", allow=[47.31])
+    assert reason is not None and "300.31" in reason
+
+
 def test_time_must_be_the_real_time_in_that_zone() -> None:
     now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
     assert check_time("It is 21:01 in Tokyo.", "Asia/Tokyo", lambda: now) is None

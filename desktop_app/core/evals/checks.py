@@ -4,7 +4,8 @@ Checks are written so that they cannot pass by luck:
 
 * ``number``: the expected number must appear (within a tolerance), and no *other*
   number of a similar size may appear beside it (``7006652 or 7006653`` fails), except the
-  task's own numbers (from the prompt) and intermediate results it lists in ``allow``. A
+  task's own numbers (from the prompt, and 100 when it has a percentage) and intermediate
+  results it lists in ``allow``. A
   right number inside a long explanation passes; a wrong one never does.
 * ``time_in``: a clock time within ``TIME_SLACK_MINUTES`` of the real time in that zone.
 * ``date``/``weekday``: the real date or weekday; another weekday named beside it fails.
@@ -77,6 +78,8 @@ def check_number(text: str, expected: float, *, prompt: str = "", allow: Sequenc
         listed = ", ".join(f"{_fmt(v)}" for v, _ in found[:6]) or "no number"
         return f"expected {_fmt(expected)}, found {listed}"
     known = [*numbers_in(prompt), *allow]
+    if "%" in prompt:
+        known.append(100.0)  # "19 / 100 * 249": the working of any percentage
     low, high = abs(expected) / 10, abs(expected) * 10
     for value, shown in found:
         if _is(value, shown, expected, rel_tol, abs_tol) or any(

@@ -28,6 +28,7 @@ from desktop_app.core.agent.events import (
     IterationStart,
 )
 from desktop_app.core.dag.events import DagStepProgress
+from desktop_app.core.evals.answer_defects import answer_defect
 from desktop_app.core.evals.checks import check_text
 from desktop_app.core.evals.suite import EvalSuite, EvalTask
 from desktop_app.core.llm.types import Usage
@@ -38,10 +39,6 @@ if TYPE_CHECKING:
     from desktop_app.core.tools.base import Artifact, ToolRegistry
 
 Mode = Literal["react", "dag"]
-#: Tool-call syntax in an answer (``{"name": "calculator", "arguments": ...}``, a tag): the
-#: model printed a call instead of answering, whatever numbers that text contains.
-_CALL_TEXT = re.compile(r'<tool_call>|\{\s*"name"\s*:\s*"[\w.-]+"\s*,\s*"(?:arguments|parameters)"')
-
 
 @dataclass
 class TaskResult:
@@ -153,8 +150,9 @@ def judge(task: EvalTask, answer: str, tools: list[str], world: World,
         return False, f"called {', '.join(tools)} for a question that needs no tool"
     if task.tool_required and not tools:
         return False, "answered without a tool (a guess)"
-    if _CALL_TEXT.search(answer):
-        return False, "the answer shows tool-call text instead of a reply"
+    defect = answer_defect(answer, task.prompt, made_document=bool(world.artifacts))
+    if defect:
+        return False, defect
     for target, spec in task.expect.items():
         reason = _judge_target(target, spec, task, answer, world)
         if reason:
