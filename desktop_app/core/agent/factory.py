@@ -34,14 +34,16 @@ SynthesisStyle = Literal["separate", "shared_prefix", "conversation"]
 #: 49/64, no-tool 17/17 both), so the choice rests on answer quality, not yet compared
 #: answer by answer.
 ANSWER_AFTER_TOOLS_LOCAL: AfterTools = "synthesize"
-#: Chosen by answer quality. "shared_prefix" is the only style whose prompt continues the
-#: loop's (first token 0.24 s after a 3-call run against 17.1 s re-evaluated: 0.01x), but on
-#: the bundled 0.5B model its answers were worse: 15/26 and 12/26 of the arithmetic,
-#: percentage, unit and date tasks against 19/26 for "separate", whose short prompt costs
-#: 1.7 s to the first token (benchmarks/first_token.py, benchmarks/agent_eval.py). Again
-#: with greedy decoding (2026-12-03): 17/26 against 22/26; its date answers became plans
-#: ("To answer your question, I will use the current_time function…"), 1/7 against 6/7.
-SYNTHESIS_LOCAL: SynthesisStyle = "separate"
+#: "shared_prefix" continues the loop's own prompt, so llama.cpp's KV cache holds all of it
+#: but the last instruction (first token 0.25 s after a 3-call run against 15.5 s
+#: re-evaluated: benchmarks/first_token.py). Its first wording lost to "separate" on the
+#: bundled 0.5B model (2026-12-03, greedy: 17/26 of the arithmetic, percentage, unit and
+#: date tasks against 22/26; date answers became plans). With the instruction in
+#: synthesis.CONTINUE_INSTRUCTION and no text-only grammar, the whole suite (2026-12-04,
+#: same code, one after the other): tool tasks 48/64 against 49/64, no-tool 17/17 both,
+#: 6.3 s against 7.0 s per task. A reply that is a call instead falls back to "separate"
+#: (1 of 50 answers, with the wording "… in one short sentence": 47/64, 6.4 s per task).
+SYNTHESIS_LOCAL: SynthesisStyle = "shared_prefix"
 #: A 0.5B model sometimes never stops; an answer after tools is rarely longer than this.
 SYNTHESIS_MAX_TOKENS_LOCAL = 768
 #: Greedy decoding for local models unless an assistant or chat sets a temperature.
