@@ -92,7 +92,8 @@ async def test_a_call_instead_of_a_shared_prefix_answer_falls_back_to_separate_s
     shared, separate = llm.requests[-2], llm.requests[-1]
     assert shared.tools and separate.tools is None
     assert separate.messages[0].content.startswith("You write the final answer")
-    assert outcome.result and len(outcome.result.steps) == 1  # the call offered instead of an answer was not run
+    # The call offered instead of an answer was not run.
+    assert outcome.result and len(outcome.result.steps) == 1
 
 
 async def test_an_empty_answer_is_an_error_not_a_success() -> None:
