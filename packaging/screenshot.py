@@ -230,9 +230,9 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
 
     def grab(widget, name: str) -> None:
         path = out / name
-        # Note: neither this nor the screen's grabWindow shows the artifact preview's web
-        # view under Xvfb (Chromium draws it outside the widget tree); the UI tests check
-        # what it loads (tests/ui/test_ui_artifact_sandbox.py).
+        # The artifact preview's web view comes out blank in these grabs (Chromium draws
+        # it outside the widget tree); the UI tests check what it loads
+        # (tests/ui/test_ui_artifact_sandbox.py).
         widget.grab().save(str(path))
         shots.append(path)
 
