@@ -62,3 +62,17 @@ async def test_a_looping_live_answer_is_cut_at_the_loop() -> None:
                               "Explain a Python generator.", emit=Recorder())
     assert outcome.answer.count("It is lazy.") < 6
     assert outcome.result.answer.count("It is lazy.") == 1  # the loop's record: one copy
+
+
+@pytest.mark.anyio
+async def test_a_loop_found_in_a_later_large_delta_keeps_the_reply_whole() -> None:
+    """The kept part of a late delta continues the reply (no paragraph break is put into
+    it), and the reply's record holds the text shown."""
+    intro = "A generator yields values lazily, one at a time. "  # 49 characters
+    llm = ScriptedLLM([intro + "It is lazy. " * 20], tool_call=True, chunk_size=50)
+    events = Recorder()
+    outcome = await drive_run(ReActAgent(llm, [CalculatorTool()]),
+                              "Explain a Python generator.", emit=events)
+    assert "\n" not in outcome.answer
+    assert outcome.answer.startswith(intro + "It is lazy.")
+    assert outcome.result is not None and outcome.result.answer == outcome.answer.strip()

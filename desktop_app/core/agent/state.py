@@ -235,8 +235,6 @@ class RunState:
                                                      reasoning="".join(reasoning).strip()))
                         await self.emit(AnswerSignal())
                     text = guard.feed(chunk.content)
-                    if guard.tripped:
-                        parts = [guard.text]
                     if text and len(parts) == 1 and self.streamed.strip():
                         text = "\n\n" + text.lstrip()  # a new reply after earlier text
                     if text:
@@ -248,7 +246,9 @@ class RunState:
             # A call stopped early reports no usage; count its prompt as the guard would.
             usage = Usage.of(self._estimate_prompt(tools), len(parts))
         self.usage = self.usage + usage
-        reply = ChatMessage.assistant("".join(parts), tool_calls=calls,
+        # A loop that was cut is recorded as shown: up to its first copy.
+        content = guard.text if guard.tripped else "".join(parts)
+        reply = ChatMessage.assistant(content, tool_calls=calls,
                                       reasoning_content="".join(reasoning) or None)
         return reply, cut_short
 
