@@ -33,7 +33,7 @@ Either party may end the lease in writing with a notice period of three months.
 
 
 async def documents_shots(window: Any, grab: Any, settle: Any) -> None:
-    from desktop_app.core.llm.testing import ScriptedLLM
+    from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
 
     folder = Path(tempfile.mkdtemp(prefix="desktop-app-shot-docs-")) / "Manuals"
     folder.mkdir()
@@ -50,8 +50,9 @@ async def documents_shots(window: Any, grab: Any, settle: Any) -> None:
 
     answer = ("The WX-200 is covered for **24 months** from the date of purchase [1]; keep the "
               "receipt, since the serial number is inside the door [1].")
-    model = ScriptedLLM([answer, answer], model_id="docs-demo", tool_call=True, delay=0.02,
-                        chunk_size=6)
+    search = tool_call_reply(("search_documents", {"query": "washing machine warranty"}))
+    model = ScriptedLLM([search, answer, answer], model_id="docs-demo", tool_call=True,
+                        delay=0.02, chunk_size=6)
     window.ctx.registry.register("docs-demo", model)
     window.picker.set_registry(window.ctx.registry, "docs-demo")
     window.new_conversation()

@@ -33,6 +33,12 @@ def register(subparsers: Any) -> None:
                         help="only this category (repeatable)")
     parser.add_argument("--task", "-t", action="append", metavar="ID",
                         help="only this task (repeatable)")
+    parser.add_argument("--split", choices=("dev", "heldout", "all"), default="all",
+                        help="dev: the tasks the agent may be tuned on; heldout: rewordings, "
+                             "near-misses and other languages it never is; all (default): "
+                             "both, reported side by side")
+    parser.add_argument("--language", "-l", action="append", metavar="CODE",
+                        help="only requests in this language (en, de, es, fr; repeatable)")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     parser.add_argument("--no-save", action="store_true", help="do not store the results")
     parser.add_argument("--history", action="store_true",
@@ -87,7 +93,9 @@ async def _eval(args: argparse.Namespace) -> int:
         scoreboard,
     )
 
-    suite = load_suite(args.suite).select(args.category, args.task)
+    split = None if args.split == "all" else args.split
+    suite = load_suite(args.suite).select(args.category, args.task, split=split,
+                                          languages=args.language)
     options = _agent_options(args.agent_option)
     registry = load_registry()
     names = [registry.resolve(m) for m in (args.model or [None])]
@@ -103,7 +111,7 @@ async def _eval(args: argparse.Namespace) -> int:
             results = await run_suite(suite, run, on_result=lambda r: print(
                 result_line(r), file=sys.stderr, flush=True))
             summary = Summary.of(name, results)
-            summaries.append(summary)
+            summaries.extend(Summary.by_split(name, results))
             if store is not None:
                 saved.append(await store.save_eval_run(
                     model=name, mode=args.mode, suite=suite.name, results=results,

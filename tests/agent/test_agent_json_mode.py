@@ -154,7 +154,7 @@ async def test_html_artifact_is_summarised_for_the_llm_but_kept_for_the_ui() -> 
     step = result.steps[0]
     assert step.artifacts[0].name == "report.html"
     assert "SECRET-SOURCE" in step.artifacts[0].content
-    assert "[Artifact generated: report.html] The content is rendered as a preview in the UI" \
+    assert "The user sees report.html in the preview pane." \
         in step.observation
     sent = "\n".join(m.content for r in llm.requests for m in r.messages)
     assert "SECRET-SOURCE" not in sent

@@ -236,7 +236,7 @@ async def test_an_artifact_s_source_returned_as_text_too_never_reaches_the_model
     llm = native_llm(tool_call_reply(("report", {})), "Done.")
     result = await ReActAgent(llm, [tool]).run("make the report")
     seen = result.steps[0].observation
-    assert "Made the report." in seen and "[Artifact generated: report.html]" in seen
+    assert "Made the report." in seen and "The user sees report.html in the preview pane." in seen
     assert "<p>row</p>" not in seen and len(seen) < 600
 
 

@@ -109,7 +109,7 @@ def test_synthesis_trace_shows_errors_and_artifact_summaries_not_sources() -> No
     from desktop_app.core.agent.result import AgentResult, StepRecord
     from desktop_app.core.tools.base import Artifact
 
-    step = StepRecord(tool="page", args={}, observation="[Artifact generated: r.html] The content",
+    step = StepRecord(tool="page", args={}, observation="The user sees r.html in the preview pane.",
                       error=None, elapsed=0.1,
                       artifacts=[Artifact(name="r.html", mime_type="text/html",
                                           content="<p>SOURCE</p>")])
@@ -118,7 +118,7 @@ def test_synthesis_trace_shows_errors_and_artifact_summaries_not_sources() -> No
     result = AgentResult(answer="draft", steps=[step, failed], iterations=2, usage=Usage(),
                          messages=[])
     text = synthesis_messages("q", result)[1].content
-    assert "[Artifact generated: r.html]" in text and "SOURCE" not in text
+    assert "The user sees r.html" in text and "SOURCE" not in text
     assert "Error: Division by zero." in text and "Draft answer:\ndraft" in text
 
 

@@ -42,3 +42,12 @@ def test_a_copied_property_schema_is_dropped_not_passed_on() -> None:
     # A real object value for an object property is kept.
     obj = {"type": "object", "properties": {"spec": {"type": "object"}}}
     assert repair_arguments(obj, {"spec": {"type": "bar"}}) == {"spec": {"type": "bar"}}
+
+
+def test_a_decimal_comma_is_read_as_a_decimal_point() -> None:
+    schema = UnitConvertTool.parameters
+    for text, expected in (("3,5", 3.5), ("-12,75", -12.75), ("1.234,5", 1234.5),
+                           ("1.234.567", 1234567), ("1,234.5", 1234.5),
+                           ("1,234", 1234)):  # three digits: ambiguous, thousands as before
+        fixed = repair_arguments(schema, {"value": text, "from_unit": "km", "to_unit": "mi"})
+        assert fixed["value"] == expected, text

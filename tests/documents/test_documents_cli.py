@@ -52,20 +52,27 @@ def test_add_list_search_reindex_rm(folder: Path, capsys: pytest.CaptureFixture[
     assert (folder / "wifi.md").exists()
 
 
-def test_ask_with_docs_on_a_hosted_model_sends_the_passages_and_cites(
+def test_ask_with_docs_on_a_hosted_model_sends_passages_only_when_it_searches(
         fake_server, app_home: Path, folder: Path,  # noqa: F811
         capsys: pytest.CaptureFixture[str]) -> None:
+    """A hosted model is offered the search of the attached collection and calls it itself
+    (the user sees the call); nothing is searched and sent before it asks."""
     assert main(["docs", "add", str(folder), "-c", "Home"]) == 0
     use_endpoint(app_home, fake_server.base_url)
-    fake_server.add(Reply(sse=[chunk("The warranty lasts 24 months [1].",
-                                     finish_reason="stop")]),
+    search = {"id": "call_1", "type": "function", "function": {
+        "name": "search_documents", "arguments": '{"query": "washer warranty"}'}}
+    fake_server.add(Reply(sse=[chunk(tool_calls=[{"index": 0, **search}],
+                                     finish_reason="tool_calls")]),
                     Reply(sse=[chunk("The warranty lasts 24 months [1].",
                                      finish_reason="stop")]))
     assert main(["ask", "--docs", "home", "How long is the washer's warranty?"]) == 0
     out, err = capsys.readouterr()
     assert "24 months [1]" in out
     assert "search_documents" in err  # the step is shown
-    sent = fake_server.requests[0].json["messages"]
+    first = fake_server.requests[0].json["messages"]
+    assert not [m for m in first if m["role"] == "tool"]  # nothing read before it asked
+    assert "24 months" not in str(first)
+    sent = fake_server.requests[1].json["messages"]
     tool = [m for m in sent if m["role"] == "tool"]
     assert tool and tool[0]["content"].startswith(
         "[1] Home/washer.pdf, page 2\nWarranty: the washing machine is covered for 24 months.")

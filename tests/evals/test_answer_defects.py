@@ -18,7 +18,8 @@ _NOTE = "Save a note titled 'Groceries' with: milk, eggs, bread"
      True, "copies the table"),
     (_NOTE, _NOTE, False, "repeats the request"),
     ("Sure! " + _NOTE + ".", _NOTE, False, "repeats the request"),
-    ("Done: " + "```markdown " * 10, "Create a file called x.txt.", False, "loop"),
+    # Seen 120 times in a row; a loop is 8+ copies over 160+ characters (agent/repetition).
+    ("Done: " + "```markdown " * 20, "Create a file called x.txt.", False, "loop"),
 ])
 def test_defects_are_named(answer: str, prompt: str, made: bool, reason: str) -> None:
     defect = answer_defect(answer, prompt, made_document=made)

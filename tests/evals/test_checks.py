@@ -52,6 +52,17 @@ def test_a_percentage_may_show_its_working_over_100() -> None:
     assert reason is not None and "300.31" in reason
 
 
+def test_a_decimal_comma_in_the_prompt_is_one_of_its_numbers() -> None:
+    # "3,5 km" in a German question is 3.5, which the answer may repeat beside the result.
+    answer = "3,5 km sind etwa 2,17 Meilen."
+    assert check_number(answer, 2.1748, prompt="Wie viele Meilen sind 3,5 km?",
+                        rel_tol=0.003, decimal_comma=True) is None
+    reason = check_number("3,5 km sind etwa 2,17 Meilen, oder 3,7.", 2.1748,
+                          prompt="Wie viele Meilen sind 3,5 km?", rel_tol=0.003,
+                          decimal_comma=True)
+    assert reason is not None and "3.7" in reason
+
+
 def test_time_must_be_the_real_time_in_that_zone() -> None:
     now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
     assert check_time("It is 21:01 in Tokyo.", "Asia/Tokyo", lambda: now) is None

@@ -28,7 +28,7 @@ async def test_add_days_and_weekday_and_today() -> None:
     added = await TOOL.run({"operation": "add_days", "date": "2026-11-15", "days": 90})
     assert added.text.startswith("2026-11-15 + 90 days = 2027-02-13 (Saturday")
     weekday = await TOOL.run({"operation": "weekday", "date": "today"})
-    assert weekday.text == "2026-12-03 is a Thursday."
+    assert weekday.text == "2026-12-03 (today) is a Thursday."
 
 
 async def test_missing_arguments_say_what_is_needed() -> None:

@@ -48,7 +48,7 @@ async def test_native_mode_llm_sees_only_the_summary() -> None:
     assert (artifact.name, artifact.mime_type) == ("weekly-report.html", "text/html")
     assert "UNIQUE-BODY-MARKER" in artifact.content and "<strong>up</strong>" in artifact.content
     [tool_message] = [m for m in result.messages if m.role == "tool"]
-    assert "[Artifact generated: weekly-report.html]" in tool_message.content
+    assert "The user sees weekly-report.html" in tool_message.content
     assert_no_source(_all_prompt_text(llm))
     [done] = [e for e in events if isinstance(e, IterationDone)]
     assert done.artifacts[0].content == artifact.content  # the UI gets the full document
@@ -64,15 +64,15 @@ async def test_json_mode_chart_and_markdown_table_are_summarised() -> None:
     names = [(a.name, a.mime_type) for s in result.steps for a in s.artifacts]
     assert names == [("temps.html", "text/html"), ("team.md", "text/markdown")]
     prompts = _all_prompt_text(llm)
-    assert "[Artifact generated: temps.html]" in prompts
-    assert "[Artifact generated: team.md]" in prompts
+    assert "The user sees temps.html" in prompts
+    assert "The user sees team.md" in prompts
     assert_no_source(prompts)
 
 
 async def test_artifacts_are_stored_with_the_conversation_and_step(tmp_path: Path) -> None:
     from desktop_app.core.store.run_recorder import RunRecorder  # the app's persistence path
 
-    llm = ScriptedLLM([tool_call_reply(("make_report", REPORT_ARGS)),
+    llm = ScriptedLLM([tool_call_reply(("make_report", REPORT_ARGS)), "Done.",
                        "Here is your report."], tool_call=True)
     agent = ReActAgent(llm, ToolRegistry(report_tools()))
     async with await AsyncStore.open(tmp_path / "chat.db") as store:
@@ -88,7 +88,7 @@ async def test_artifacts_are_stored_with_the_conversation_and_step(tmp_path: Pat
     assert (stored.name, stored.mime_type) == ("weekly-report.html", "text/html")
     assert "UNIQUE-BODY-MARKER" in stored.content
     assert (stored.message_id, stored.step_id) == (message.id, step.id)
-    assert step.tool == "make_report" and "[Artifact generated" in (step.observation or "")
-    # "make a report" is done once the report is made; the synthesis saw only the summary.
-    assert len(llm.requests) == 2 and llm.requests[-1].kind == "stream"
+    assert step.tool == "make_report" and "The user sees" in (step.observation or "")
+    # The call, the model's reply after it, the synthesis: which saw only the summary.
+    assert len(llm.requests) == 3 and llm.requests[-1].kind == "stream"
     assert_no_source(_all_prompt_text(llm))

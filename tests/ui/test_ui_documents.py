@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QUrl
 from ui_helpers import make_window, wait_for
 
-from desktop_app.core.llm.testing import ScriptedLLM
+from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
 from desktop_app.ui.markdown_view import AutoHeightBrowser
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "documents"))
@@ -39,7 +39,8 @@ def _cite_html(turn) -> str:
 def test_index_attach_ask_cite_open_reopen(loop, qtbot, tmp_path) -> None:
     async def scenario() -> None:
         answer = "The washer is covered for 24 months [1]."
-        llm = ScriptedLLM([answer, answer], tool_call=True)
+        search = tool_call_reply(("search_documents", {"query": "washer warranty"}))
+        llm = ScriptedLLM([search, answer, answer], tool_call=True)
         window = await make_window(qtbot, llm)
         window.documents.open_window()
         documents = window.documents.documents_window
@@ -60,7 +61,7 @@ def test_index_attach_ask_cite_open_reopen(loop, qtbot, tmp_path) -> None:
         assert window.documents.button.text() == "Documents: Manuals"
         await window.send("How long is the washer's warranty?")
         await wait_for(lambda: window.controller.active is None, timeout=60)
-        tool_messages = [m for m in llm.requests[0].messages if m.role == "tool"]
+        tool_messages = [m for m in llm.requests[1].messages if m.role == "tool"]
         assert tool_messages[0].content.startswith("[1] Manuals/washer.pdf, page 2\n")
         from desktop_app.ui.message_widgets import AssistantTurn
 

@@ -14,6 +14,11 @@ import re
 from typing import Any
 
 _NUMBER = re.compile(r"^[-+]?\d[\d,_]*(\.\d+)?([eE][-+]?\d+)?$")
+#: "3,5" or "12,75": a comma followed by one or two final digits is a decimal comma. Three
+#: digits ("1,234") could be either and keep being read as a thousands separator.
+_DECIMAL_COMMA = re.compile(r"^[-+]?\d+,\d{1,2}$")
+#: "1.234,5" / "1.234.567": dots group thousands, a comma (if any) is the decimal point.
+_DOT_GROUPED = re.compile(r"^[-+]?\d{1,3}(\.\d{3})+,\d+$|^[-+]?\d{1,3}(\.\d{3}){2,}$")
 
 
 def _types(spec: dict[str, Any]) -> set[str]:
@@ -30,9 +35,10 @@ def _coerce(value: Any, spec: dict[str, Any]) -> Any:
         return value
     if isinstance(value, str):
         text = value.strip()
-        if types & {"number", "integer"} and _NUMBER.match(text):
-            number = float(text.replace(",", "").replace("_", ""))
-            return int(number) if "integer" in types and number.is_integer() else number
+        if types & {"number", "integer"}:
+            number = _number(text)
+            if number is not None:
+                return int(number) if "integer" in types and number.is_integer() else number
         if "boolean" in types and text.lower() in ("true", "false"):
             return text.lower() == "true"
         if "array" in types and "string" not in types:
@@ -43,6 +49,17 @@ def _coerce(value: Any, spec: dict[str, Any]) -> Any:
     if "string" in types and isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return value
+
+
+def _number(text: str) -> float | None:
+    """``text`` read as a number in English or continental style, or None."""
+    if _DECIMAL_COMMA.match(text):
+        return float(text.replace(",", "."))
+    if _DOT_GROUPED.match(text):
+        return float(text.replace(".", "").replace(",", "."))
+    if _NUMBER.match(text):
+        return float(text.replace(",", "").replace("_", ""))
+    return None
 
 
 def repair_arguments(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:

@@ -10,8 +10,8 @@ what the evaluation measures is what a user gets. Defaults chosen by measurement
 * who writes the answer after tools ran: ``ANSWER_AFTER_TOOLS_LOCAL`` for models with a
   reusable KV cache, the seed's synthesis for hosted models;
 * greedy decoding on local models unless the user chose a temperature;
-* on local models, a request that was one command ("Make a table of …") is answered with
-  the tool's own confirmation (``agent/confirmation.py``).
+* on local models, the small-model policy (``desktop_app.core.local_policy``) and the
+  repetition guard; hosted models get neither.
 """
 
 from __future__ import annotations
@@ -44,8 +44,6 @@ ANSWER_AFTER_TOOLS_LOCAL: AfterTools = "synthesize"
 #: 6.3 s against 7.0 s per task. A reply that is a call instead falls back to "separate"
 #: (1 of 50 answers, with the wording "… in one short sentence": 47/64, 6.4 s per task).
 SYNTHESIS_LOCAL: SynthesisStyle = "shared_prefix"
-#: A 0.5B model sometimes never stops; an answer after tools is rarely longer than this.
-SYNTHESIS_MAX_TOKENS_LOCAL = 768
 #: Greedy decoding for local models unless an assistant or chat sets a temperature.
 #: llama-cpp-python's own default (0.2) let the bundled model say Mars was the largest
 #: planet (1 time in 4) and count a spider's legs with the calculator; the full suite,
@@ -86,15 +84,15 @@ def make_agent(llm: LLM, tools: ToolRegistry, *, confirm: Confirmer | None = Non
     options.setdefault("after_tools", answer_after_tools(llm))
     options.setdefault("synthesis", SYNTHESIS_LOCAL if llm.reuses_prompt_prefix else "separate")
     if llm.reuses_prompt_prefix:
-        options.setdefault("synthesis_max_tokens", SYNTHESIS_MAX_TOKENS_LOCAL)
         # Choosing tools costs a model call and gives every question a different system
         # turn, so the cached state of the full tool list could never be reused.
         options.setdefault("selection_threshold", LOCAL_SELECTION_THRESHOLD)
         options.setdefault("max_iterations", MAX_ITERATIONS_LOCAL)
-        # One step at a time for "do X, then Y" (measured: README, "Agent quality").
-        options.setdefault("split_chained_requests", True)
-        # "Here is the table …" from the tool, not a 0.5B model's copy of its source.
-        options.setdefault("confirm_commands", True)
+        options.setdefault("guard_repetition", True)
+        if "policy" not in options:
+            from desktop_app.core.local_policy import policy_for
+
+            options["policy"] = policy_for(llm)
         if options.get("temperature") is None:
             options["temperature"] = TEMPERATURE_LOCAL
     return ReActAgent(llm, tools, confirm=confirm, **options)

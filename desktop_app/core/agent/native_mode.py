@@ -12,10 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from desktop_app.core.agent.confirmation import command_confirmation, command_failure
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
 from desktop_app.core.agent.prompts import native_observation
-from desktop_app.core.agent.request_steps import advance_step, call_of, chain_draft
 from desktop_app.core.agent.result import StepRecord, find_repeat
 from desktop_app.core.agent.state import RunState
 from desktop_app.core.llm.types import ChatMessage, ToolCall
@@ -48,23 +46,17 @@ def _repeats(state: RunState, calls: list[ToolCall]) -> bool:
     return True
 
 
-def _command_done(state: RunState, steps: list[StepRecord]) -> bool:
-    """The request's opening command (``state.commanded_tool``) has just succeeded."""
-    return bool(state.commanded_tool) and any(
-        step.tool == state.commanded_tool and step.error is None for step in steps)
-
-
-#: Forced retries of a commanded tool whose call failed, and their sampling temperature.
-COMMAND_RETRIES = 2
-RETRY_TEMPERATURE = 0.8
-
-
-def _command_failed(state: RunState, steps: list[StepRecord]) -> bool:
-    """The commanded tool was called in this turn and every such call failed."""
-    return (bool(state.commanded_tool)
-            and any(step.tool == state.commanded_tool for step in steps)
-            and all(step.error is not None for step in steps
-                    if step.tool == state.commanded_tool))
+async def run_for_model(state: RunState, tool: str, arguments: str, call_id: str) -> None:
+    """Run one call before the model's first turn (a policy's), recorded as the model's own
+    call and result so the conversation reads as if the model had made it."""
+    assert state.executor is not None
+    step = await state.executor.execute(tool, arguments, iteration=0, call_id=call_id,
+                                        encoded=True, origin="policy")
+    state.steps.append(step)
+    state.messages.append(ChatMessage.assistant("", tool_calls=[ToolCall(
+        id=call_id, name=tool, arguments=arguments)]))
+    state.messages.append(ChatMessage.tool(native_observation(step.observation, step.error),
+                                           tool_call_id=call_id, name=tool))
 
 
 async def run_native(state: RunState) -> None:
@@ -85,23 +77,15 @@ async def run_native(state: RunState) -> None:
         await state.emit(ThinkingStart(iteration=iteration))
         cut_short = live = False
         choice: Any = state.take_tool_choice() if specs else None
-        chosen_temperature = state.temperature
-        if state.command_retries and choice is not None:
-            # A retry of a failed call: sampled, not greedy, or the model writes the very
-            # same call again (the bundled model did, every time).
-            state.temperature = max(state.temperature or 0.0, RETRY_TEMPERATURE)
-        try:
-            if streaming:
-                # A chained request's answer comes after its last step.
-                live = ((not state.steps or state.continue_after_tools)
-                        and not state.steps_pending)
-                reply, cut_short = await state.stream_turn(
-                    tools=specs, live=live, stop_at_answer=not live and state.stop_early,
-                    tool_choice=choice)
-            else:
-                reply = (await state.chat(tools=specs, tool_choice=choice)).message
-        finally:
-            state.temperature = chosen_temperature
+        if specs and choice is None and state.steps and state.policy is not None:
+            choice = await state.policy.next_tool_choice(state)
+        if streaming:
+            live = not state.steps or state.continue_after_tools
+            reply, cut_short = await state.stream_turn(
+                tools=specs, live=live, stop_at_answer=not live and state.stop_early,
+                tool_choice=choice)
+        else:
+            reply = (await state.chat(tools=specs, tool_choice=choice)).message
         calls = _normalise_calls(list(reply.tool_calls), iteration)
         if not cut_short:
             state.messages.append(ChatMessage.assistant(
@@ -117,8 +101,6 @@ async def run_native(state: RunState) -> None:
             state.messages.pop()  # the repeated request is not part of the trace
             calls = []
             cut_short = True  # the answer comes from synthesis, as after a text reply
-        if not calls and iteration < state.max_iterations and advance_step(state):
-            continue  # this step is done; the request has more
         if not calls:
             injected = state.drain_interrupts()
             if injected:
@@ -149,37 +131,10 @@ async def run_native(state: RunState) -> None:
                                                    tool_call_id=call.id, name=call.name))
         injected = state.drain_interrupts()
         await state.inject(injected)  # only after every tool message
-        if _command_failed(state, steps):
-            # "Make a bar chart of …" whose chart call failed (labels and values of different
-            # lengths, say): the next turn must fix that call. Left free after a failed
-            # chart, the bundled model saved eleven notes instead (62 s and no chart).
-            if state.command_retries >= COMMAND_RETRIES and not injected:
+        if not injected and state.policy is not None:
+            if await state.policy.after_tools(state, steps):
                 state.stop_reason = "final_answer"
-                failure = state.confirm_commands and command_failure(state.steps,
-                                                                     state.commanded_tool)
-                if failure:
-                    await state.say(failure)
-                else:
-                    await state.emit(AnswerSignal())  # synthesis says what failed
+                await state.emit(AnswerSignal())  # the answer is written from the trace
                 return
-            state.command_retries += 1
-            state.next_tool_choice = call_of(state.commanded_tool)
-        if not injected and _command_done(state, steps):
-            if advance_step(state):
-                continue
-            confirmation = state.confirm_commands and command_confirmation(
-                state.steps, state.commanded_tool, state.registry,
-                chained=bool(state.request_steps))
-            if confirmation:
-                state.stop_reason = "final_answer"
-                await state.say(confirmation)
-                return
-            if state.request_steps:
-                state.answer = chain_draft(state)
-            # "Make a table of …" is done once the table is made: asked for more, the
-            # bundled model made twelve more pages (108 s). The answer comes from synthesis.
-            state.stop_reason = "final_answer"
-            await state.emit(AnswerSignal())
-            return
 
     state.stop_reason = "max_iterations"

@@ -57,8 +57,11 @@ REPEATED_CALL_NOTE = ("You already made exactly this call in your previous step 
 #: Marker for the parse-error sentinel in ``Action.reasoning``.
 UNPARSED_REASONING = "(could not parse LLM output as JSON)"
 
-ARTIFACT_SUMMARY = ("[Artifact generated: {name}] The content is rendered as a preview in the "
-                    "UI; do not repeat its source in your answer.")
+#: What the model sees of a rich artifact instead of its source (SPEC §4). Worded so that a
+#: small model that copies it into its answer says something true to the user, not the
+#: engine's bookkeeping (it did copy the earlier "[Artifact generated: …] … do not repeat
+#: its source" note word for word).
+ARTIFACT_SUMMARY = "The user sees {name} in the preview pane."
 
 
 def tool_catalog_for_json(registry: ToolRegistry) -> str:
@@ -93,14 +96,11 @@ def json_system_prompt(base: str, registry: ToolRegistry) -> str:
     return f"{base}\n\n{instructions}"
 
 
-#: Added when file tools are offered: without it the bundled model answered questions about
-#: "expenses.csv" with an SQL query instead of reading the file.
-WORKSPACE_HINT = ("Files the user mentions are in their workspace folder: list or read them "
-                  "with the file tools before answering about them.")
-
-
 def native_system_prompt(base: str, registry: ToolRegistry | None = None) -> str:
-    extra = f" {WORKSPACE_HINT}" if registry is not None and "read_file" in registry else ""
+    """The system turn of native mode: the base prompt, how to use tools, and what the
+    offered tools ask the model to know (their ``prompt_hint``, each once)."""
+    hints = dict.fromkeys(tool.prompt_hint for tool in registry or () if tool.prompt_hint)
+    extra = "".join(f" {hint}" for hint in hints)
     return f"{base}\n\n{NATIVE_MODE_INSTRUCTIONS}{extra}"
 
 
@@ -111,8 +111,8 @@ def artifact_summary(artifacts: Sequence[Artifact]) -> str:
         if artifact.is_rich:
             lines.append(ARTIFACT_SUMMARY.format(name=artifact.name))
         else:
-            lines.append(f"[Artifact generated: {artifact.name} ({artifact.mime_type}, "
-                         f"{len(artifact.content)} characters)]")
+            lines.append(f"The user sees {artifact.name} ({artifact.mime_type}, "
+                         f"{len(artifact.content)} characters).")
     return "\n".join(lines)
 
 

@@ -13,16 +13,11 @@ from typing import Any, Literal
 
 from desktop_app.core.agent.events import Notice, Phase
 from desktop_app.core.agent.guard import ContextGuardLike
-from desktop_app.core.agent.intents import commanded_tool, is_text_task
 from desktop_app.core.agent.interrupts import InterruptQueue
 from desktop_app.core.agent.json_mode import Action, parse_action, run_json
-from desktop_app.core.agent.mentions import (
-    read_mentioned_files,
-    search_attached_documents,
-    search_named_notes,
-)
 from desktop_app.core.agent.metrics import timed
-from desktop_app.core.agent.native_mode import run_native
+from desktop_app.core.agent.native_mode import run_for_model, run_native
+from desktop_app.core.agent.policy import RunPolicy
 from desktop_app.core.agent.prompts import (
     ANSWER_SYSTEM_PROMPT,
     DEFAULT_SYSTEM_PROMPT,
@@ -31,7 +26,6 @@ from desktop_app.core.agent.prompts import (
     native_system_prompt,
 )
 from desktop_app.core.agent.repetition import RepetitionGuard
-from desktop_app.core.agent.request_steps import begin_steps, call_of, split_steps
 from desktop_app.core.agent.result import AgentResult, attach_partial_result
 from desktop_app.core.agent.selection import (
     _TOOL_SELECTION_MAX,
@@ -71,10 +65,9 @@ class ReActAgent:
     trace as text); ``"shared_prefix"`` continues the loop's conversation with its tools
     (a local model's KV cache covers all of it) and a text-only constraint;
     ``"conversation"`` continues it with the base system prompt and no tools.
-    ``split_chained_requests``: "do X, then Y" is given to the model one step at a time
-    (``agent/request_steps.py``; native mode), for small models.
-    ``confirm_commands``: when the request's opening command has been carried out, the
-    tool's own confirmation is the answer (``agent/confirmation.py``), for small models.
+    ``policy``: help for a model that needs it (``agent/policy.py``: the loop calls it at
+    fixed points and knows nothing of what it does); None for none.
+    ``guard_repetition``: stop a reply that has fallen into a loop (greedy local decoding).
     """
 
     def __init__(
@@ -98,8 +91,8 @@ class ReActAgent:
         after_tools: Literal["synthesize", "continue"] = "synthesize",
         synthesis: Literal["separate", "shared_prefix", "conversation"] = "separate",
         answer_system_prompt: str = ANSWER_SYSTEM_PROMPT,
-        split_chained_requests: bool = False,
-        confirm_commands: bool = False,
+        policy: RunPolicy | None = None,
+        guard_repetition: bool = False,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -121,8 +114,8 @@ class ReActAgent:
         self.after_tools = after_tools
         self.synthesis = synthesis
         self.answer_system_prompt = answer_system_prompt
-        self.split_chained_requests = split_chained_requests
-        self.confirm_commands = confirm_commands
+        self.policy = policy
+        self.guard_repetition = guard_repetition
 
     @property
     def llm(self) -> LLM:
@@ -163,7 +156,7 @@ class ReActAgent:
                          max_tokens=self.max_tokens, answer_sink=on_answer,
                          continue_after_tools=self.after_tools == "continue",
                          stop_early=self._llm.reuses_prompt_prefix,
-                         confirm_commands=self.confirm_commands)
+                         guard_repetition=self.guard_repetition, policy=self.policy)
         try:
             await self._select(state)
             state.executor = ToolExecutor(state.registry, state.emit, confirm=self.confirm,
@@ -171,26 +164,7 @@ class ReActAgent:
                                           timeout=self.tool_timeout)
             state.messages = self._initial_messages(query, history, state.registry, native)
             if native:
-                state.commanded_tool = commanded_tool(query, state.registry)
-                if state.commanded_tool:
-                    state.next_tool_choice = call_of(state.commanded_tool)
-                elif is_text_task(query):
-                    # Answered like plain chat: no tools in the prompt, no word of them in
-                    # the system turn. With them (and tool_choice "none") the bundled model
-                    # answered "Fix the grammar: 'She don't like apples.'" with advice about
-                    # the past tense and a translation with "Mark the translation as
-                    # accurate", and once printed a calculator call; as plain chat it
-                    # wrote "She doesn't like apples." (measured). The cost: the next tool
-                    # turn of this chat evaluates the tool prompt again.
-                    state.registry = ToolRegistry()
-                    state.messages = self._initial_messages(query, history, state.registry,
-                                                            native, text_only=True)
-                steps = split_steps(query) if self.split_chained_requests else []
-                if len(steps) > 1:
-                    begin_steps(state, steps)
-                await read_mentioned_files(state)
-                await search_named_notes(state)
-                await search_attached_documents(state)
+                await self._prepare(state, history)
                 try:
                     await self._run_native(state)
                 except ToolCallsUnsupportedError as exc:
@@ -209,6 +183,22 @@ class ReActAgent:
             attach_partial_result(exc, state.to_result())
             raise
         return state.to_result()
+
+    async def _prepare(self, state: RunState, history: Sequence[ChatMessage]) -> None:
+        """Before the first turn: the policy may narrow the tools (then the conversation is
+        laid out again for them), choose the first turn's tool, or run calls for the model."""
+        if self.policy is None:
+            return
+        plan = await self.policy.before_first_turn(state)
+        if plan.registry is not None:
+            state.registry = plan.registry
+            assert state.executor is not None
+            state.executor.registry = plan.registry
+            state.messages = self._initial_messages(state.query, history, plan.registry, True,
+                                                    text_only=not len(plan.registry))
+        state.next_tool_choice = plan.tool_choice
+        for call in plan.calls:
+            await run_for_model(state, call.name, call.arguments, call.id)
 
     async def _select(self, state: RunState) -> None:
         if not (self.tool_selection and len(self._tools) > self.selection_threshold):
@@ -293,7 +283,7 @@ class ReActAgent:
         """The text of one synthesis call as it streams; a call the model makes instead is
         dropped (nothing is yielded for it)."""
         usage = None
-        guard = RepetitionGuard()  # greedy decoding can loop: stop there, not at the limit
+        guard = RepetitionGuard(enabled=self.guard_repetition)  # greedy decoding can loop
         stream = timed(self._llm.stream_chat(messages, tools=tools, tool_choice=tool_choice,
                                              temperature=self.temperature,
                                              max_tokens=self.synthesis_max_tokens))

@@ -11,10 +11,13 @@ from __future__ import annotations
 #: A loop is the same piece of text with a letter in it, at least ``MIN_UNIT`` characters
 #: long, at least ``MIN_REPEATS`` times in a row and ``MIN_SPAN`` characters in all. Units
 #: without a letter are left alone: rules ("-----"), table separators ("| --- | --- |")
-#: and digits repeat legitimately.
+#: and digits repeat legitimately, and so do lines: code with identical lines, a song's
+#: chorus, a checklist. A unit holding a line break, or text inside a code block, is never
+#: taken for a loop; a real degenerate loop repeats a short run of words on one line far
+#: more often than any text does on purpose.
 MIN_UNIT = 4
-MIN_REPEATS = 3
-MIN_SPAN = 40
+MIN_REPEATS = 8
+MIN_SPAN = 160
 #: Longest unit looked for (a repeated paragraph longer than this is rare and costs more to
 #: look for on every token than it saves).
 MAX_UNIT = 240
@@ -27,7 +30,8 @@ def repeated_tail(text: str) -> tuple[str, int] | None:
     for size in range(MIN_UNIT, longest + 1):
         unit = text[-size:]
         needed = max(MIN_REPEATS, -(-MIN_SPAN // size))
-        if not text.endswith(unit * needed) or not any(c.isalpha() for c in unit):
+        if "\n" in unit or not text.endswith(unit * needed) or not any(
+                c.isalpha() for c in unit):
             continue
         times = needed
         while text.endswith(unit * (times + 1)):
@@ -40,9 +44,12 @@ class RepetitionGuard:
     """Feed it the deltas of one stream; ``feed`` returns the text to show, and
     ``tripped`` turns True once the stream has started to loop (stop it then)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, enabled: bool = True) -> None:
         self.text = ""
+        #: Everything ``feed`` passed on: what the user saw.
+        self.shown = ""
         self.tripped = False
+        self.enabled = enabled
 
     def feed(self, delta: str) -> str:
         """The part of ``delta`` to pass on: all of it, or only up to the first copy of a
@@ -50,8 +57,12 @@ class RepetitionGuard:
         if self.tripped:
             return ""
         self.text += delta
+        if not self.enabled or self.text.count("```") % 2 == 1:
+            self.shown += delta  # off (a hosted model), or inside a code block
+            return delta
         found = repeated_tail(self.text)
         if found is None:
+            self.shown += delta
             return delta
         unit, times = found
         self.tripped = True
@@ -59,4 +70,6 @@ class RepetitionGuard:
         keep = len(self.text) - len(unit) * (times - 1)
         already = len(self.text) - len(delta)
         self.text = self.text[:keep]
-        return self.text[already:] if keep > already else ""
+        passed = self.text[already:] if keep > already else ""
+        self.shown += passed
+        return passed

@@ -115,10 +115,11 @@ def find_repeat(steps: list[StepRecord], tool: str, args: Any, *,
     if not steps:
         return None
     wanted = _canonical(args)
-    if tool == "calculator" and isinstance(args, dict | str):
-        expression = args.get("expression") if isinstance(args, dict) else _loads(args)
-        if isinstance(expression, str) and _NUMBER_ONLY.match(expression):
-            return steps[-1]  # nothing left to compute: the model is done
+    decoded = args if isinstance(args, dict) else _loads(args) if isinstance(args, str) else None
+    if isinstance(decoded, dict) and len(decoded) == 1 and read_only:
+        (value,) = decoded.values()
+        if isinstance(value, str) and _NUMBER_ONLY.match(value):
+            return steps[-1]  # a bare number to compute: nothing left to do, the model is done
     last_iteration = steps[-1].iteration
     for step in reversed(steps):
         if not read_only and step.iteration != last_iteration:
@@ -157,7 +158,7 @@ def _loads(text: str) -> Any:
         value = json.loads(text)
     except ValueError:
         return None
-    return value.get("expression") if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else None
 
 
 def draft_from_steps(steps: list[StepRecord], limit: int = 2_000) -> str:

@@ -141,11 +141,11 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
 
     async def cite_documents(run: AgentResult) -> None:
         # Passages the answer used, cited at its end when the model cited none itself.
-        found = [s.observation for s in run.steps
-                 if s.tool == "search_documents" and s.error is None]
-        if found and "".join(deltas).strip():
-            from desktop_app.core.documents.citations import citation_suffix
+        from desktop_app.core.documents.citations import citation_suffix, parse_passages
 
+        found = [s.observation for s in run.steps
+                 if s.error is None and parse_passages([s.observation])]
+        if found and "".join(deltas).strip():
             suffix = citation_suffix("".join(deltas), found, query)
             if suffix:
                 await answer_delta(suffix)

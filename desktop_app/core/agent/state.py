@@ -22,6 +22,7 @@ from desktop_app.core.agent.events import (
 from desktop_app.core.agent.guard import ContextGuardLike
 from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
 from desktop_app.core.agent.metrics import timed
+from desktop_app.core.agent.policy import RunPolicy
 from desktop_app.core.agent.repetition import RepetitionGuard
 from desktop_app.core.agent.result import AgentResult, StepRecord, StopReason
 from desktop_app.core.agent.tool_exec import ToolExecutor
@@ -70,23 +71,15 @@ class RunState:
     answer_streamed: bool = False
     #: After tools ran, stream the model's next text reply as the answer (no synthesis).
     continue_after_tools: bool = False
-    #: The tool the request's opening command names ("Make a table …"): the first model
-    #: turn must call it (see ``agent/intents.py``).
-    commanded_tool: str | None = None
-    #: ``tool_choice`` of the next model turn only (a commanded tool, or "required" for a
-    #: step of a chained request); reset once used.
+    #: ``tool_choice`` of the next model turn only (set by a run policy); reset once used.
     next_tool_choice: ToolChoice = None
-    #: Times the commanded tool was forced again after its call failed.
-    command_retries: int = 0
-    #: A chained request's steps (``agent/request_steps.py``), and the one being worked on.
-    request_steps: list[str] = field(default_factory=list)
-    step_index: int = 0
     #: After tools ran, stop a reply once it is known to be text (synthesis follows): for
     #: local models, where every generated token costs the user time.
     stop_early: bool = False
-    #: Once the commanded tool succeeded, its own confirmation is the answer (no synthesis;
-    #: ``agent/confirmation.py``).
-    confirm_commands: bool = False
+    #: Stop a looping reply (small local models decoding greedily); never for hosted ones.
+    guard_repetition: bool = False
+    #: Help for the model (``agent/policy.py``), consulted at fixed points; None: none.
+    policy: RunPolicy | None = None
     #: The iteration whose ThinkingDone and AnswerSignal were already emitted, because its
     #: reply began streaming as the answer (the protocol's order must hold: SPEC §8).
     announced_iteration: int = 0
@@ -97,11 +90,6 @@ class RunState:
         outcome = self.sink(event)
         if inspect.isawaitable(outcome):
             await outcome
-
-    @property
-    def steps_pending(self) -> bool:
-        """A chained request has steps the model has not been given yet."""
-        return self.step_index + 1 < len(self.request_steps)
 
     def take_tool_choice(self) -> ToolChoice:
         choice, self.next_tool_choice = self.next_tool_choice, None
@@ -208,7 +196,7 @@ class RunState:
         calls: list[ToolCall] = []
         usage: Usage | None = None
         cut_short = False
-        guard = RepetitionGuard()  # a looping answer is stopped, not run to the limit
+        guard = RepetitionGuard(enabled=self.guard_repetition)  # a loop stops, not at the limit
         stream = timed(self.llm.stream_chat(self.messages, tools=tools, tool_choice=tool_choice,
                                             temperature=self.temperature,
                                             max_tokens=self.max_tokens))
@@ -246,8 +234,8 @@ class RunState:
             # A call stopped early reports no usage; count its prompt as the guard would.
             usage = Usage.of(self._estimate_prompt(tools), len(parts))
         self.usage = self.usage + usage
-        # A loop that was cut is recorded as shown: up to its first copy.
-        content = guard.text if guard.tripped else "".join(parts)
+        # A loop that was cut is recorded as it was shown.
+        content = guard.shown if guard.tripped else "".join(parts)
         reply = ChatMessage.assistant(content, tool_calls=calls,
                                       reasoning_content="".join(reasoning) or None)
         return reply, cut_short

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from desktop_app.core.agent.arg_repair import repair_arguments
 from desktop_app.core.agent.events import Event, IterationDone, IterationStart
@@ -74,7 +74,8 @@ class ToolExecutor:
         self._confirm_lock = asyncio.Lock()
 
     async def execute(self, name: str, raw_args: Any, *, iteration: int,
-                      call_id: str | None = None, encoded: bool = False) -> StepRecord:
+                      call_id: str | None = None, encoded: bool = False,
+                      origin: Literal["model", "policy"] = "model") -> StepRecord:
         """Run one call; the returned step's ``error`` is set when anything went wrong.
 
         ``encoded``: ``raw_args`` is provider JSON text (native mode), see ``decode_args``.
@@ -90,9 +91,11 @@ class ToolExecutor:
         else:
             arg_error = None
         await self._emit(IterationStart(iteration=iteration, tool_name=name,
-                                        tool_args=shown_args, call_id=call_id))
+                                        tool_args=shown_args, call_id=call_id, origin=origin))
         result = await self._run(name, args, arg_error)
         text = without_artifact_sources(result.text, result.artifacts)
+        if result.artifacts and result.ok and result.confirmation:
+            text = result.confirmation  # the tool's words for the user, not its log line
         observation = cut(text, self._max_chars)
         if result.artifacts:
             summary = artifact_summary(result.artifacts)

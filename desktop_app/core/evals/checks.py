@@ -10,6 +10,12 @@ Checks are written so that they cannot pass by luck:
 * ``time_in``: a clock time within ``TIME_SLACK_MINUTES`` of the real time in that zone.
 * ``date``/``weekday``: the real date or weekday; another weekday named beside it fails.
 * ``contains``/``not_contains``: case-insensitive words; a list inside the list means "any of".
+* ``final`` (with ``number``): the expected number is stated as the result: the last of the
+  expected and allowed numbers in the answer is the expected one.
+* ``not_echo``: the answer is not mostly the request's own words (a summary, a translation).
+* ``language``: the answer is written in that language (``en``, ``de``, ``es``, ``fr``), told by
+  the function words it uses most.
+* Numbers in a task whose ``language`` is not English may use a decimal comma ("42,16").
 """
 
 from __future__ import annotations
@@ -26,14 +32,19 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+#: Continental notation: "1.234,56", "42,16", "1 234,5".
+_NUMBER_COMMA = re.compile(r"\d{1,3}(?:[. \u00a0\u202f]\d{3})+(?:,\d+)?|\d+(?:,\d+)?")
 _TIME = re.compile(r"\b(\d{1,2})[:.h](\d{2})(?::\d{2})?\s*([ap])?\.?\s*m?\b", re.IGNORECASE)
 
 Now = Callable[[], datetime]
 
 
-def _numbers(text: str) -> list[tuple[float, int]]:
+def _numbers(text: str, decimal_comma: bool = False) -> list[tuple[float, int]]:
     """Every number written in ``text`` with the decimals it shows (thousands commas, a
-    leading minus sign only where it cannot be a hyphen, e.g. not in ``2026-12-25``)."""
+    leading minus sign only where it cannot be a hyphen, e.g. not in ``2026-12-25``).
+    With ``decimal_comma``, "42,16" is 42.16 where the comma cannot be a thousands one."""
+    if decimal_comma and re.search(r"\d,\d{1,2}(?!\d)|\d\.\d{3},\d", text):
+        return _comma_numbers(text)
     out = []
     for match in _NUMBER.finditer(text):
         start = match.start()
@@ -48,9 +59,24 @@ def _numbers(text: str) -> list[tuple[float, int]]:
     return out
 
 
-def numbers_in(text: str) -> list[float]:
+def _comma_numbers(text: str) -> list[tuple[float, int]]:
+    out = []
+    for match in _NUMBER_COMMA.finditer(text):
+        start = match.start()
+        if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            continue
+        written = re.sub(r"[. \u00a0\u202f]", "", match.group()).replace(",", ".")
+        value = float(written)
+        if start > 0 and text[start - 1] in "-−" and (start < 2 or text[start - 2] in " (=\t\n"):
+            value = -value
+        shown = len(written.split(".")[1]) if "." in written else 0
+        out.append((value, shown))
+    return out
+
+
+def numbers_in(text: str, decimal_comma: bool = False) -> list[float]:
     """Every number written in ``text``."""
-    return [value for value, _shown in _numbers(text)]
+    return [value for value, _shown in _numbers(text, decimal_comma)]
 
 
 def _fmt(value: float) -> str:
@@ -71,13 +97,16 @@ def _is(value: float, shown: int, expected: float, rel_tol: float, abs_tol: floa
 
 
 def check_number(text: str, expected: float, *, prompt: str = "", allow: Sequence[float] = (),
-                 rel_tol: float = 1e-9, abs_tol: float = 0.0) -> str | None:
-    """None when ``text`` gives ``expected`` and no competing number; else why not."""
-    found = _numbers(text)
+                 rel_tol: float = 1e-9, abs_tol: float = 0.0, final: bool = False,
+                 decimal_comma: bool = False) -> str | None:
+    """None when ``text`` gives ``expected`` and no competing number; else why not.
+    ``final``: of the expected and allowed numbers, the expected one comes last (it is
+    stated as the result, not only as a step on the way)."""
+    found = _numbers(text, decimal_comma)
     if not any(_is(v, shown, expected, rel_tol, abs_tol) for v, shown in found):
         listed = ", ".join(f"{_fmt(v)}" for v, _ in found[:6]) or "no number"
         return f"expected {_fmt(expected)}, found {listed}"
-    known = [*numbers_in(prompt), *allow]
+    known = [*numbers_in(prompt, decimal_comma), *allow]  # the prompt's "3,5 km" is 3.5
     if "%" in prompt:
         known.append(100.0)  # "19 / 100 * 249": the working of any percentage
     low, high = abs(expected) / 10, abs(expected) * 10
@@ -87,7 +116,51 @@ def check_number(text: str, expected: float, *, prompt: str = "", allow: Sequenc
             continue
         if expected and low <= abs(value) <= high:
             return f"expected {_fmt(expected)}, but it also says {_fmt(value)}"
+    if final and allow:
+        roles = [("result" if _is(v, shown, expected, rel_tol, abs_tol) else "step")
+                 for v, shown in found
+                 if _is(v, shown, expected, rel_tol, abs_tol)
+                 or any(math.isclose(v, a, rel_tol=1e-5, abs_tol=1e-9) for a in allow)]
+        if roles and roles[-1] != "result":
+            return f"{_fmt(expected)} is not given as the result (an intermediate comes last)"
     return None
+
+
+#: Frequent short words of each language: an answer's language is the one whose words it
+#: uses most (enough for a sentence or more; a bare number has no language).
+_FUNCTION_WORDS = {
+    "en": {"the", "and", "is", "are", "of", "to", "in", "it", "you", "that", "this", "with",
+           "for", "not", "a", "an", "be", "your", "i"},
+    "de": {"der", "die", "das", "und", "ist", "sind", "nicht", "ich", "es", "ein", "eine",
+           "zu", "mit", "für", "auf", "den", "dem", "sie", "du", "uhr", "im", "von", "sich"},
+    "es": {"el", "la", "los", "las", "y", "es", "son", "no", "que", "de", "un", "una", "en",
+           "con", "por", "para", "del", "se", "su", "lo", "al", "hay", "está"},
+    "fr": {"le", "la", "les", "et", "est", "sont", "pas", "que", "de", "un", "une", "en",
+           "avec", "pour", "du", "des", "il", "elle", "vous", "ce", "au", "à", "sur", "je"},
+}
+
+
+def answer_language(text: str) -> str | None:
+    """The language ``text`` is written in, by its function words (None: too few)."""
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    counts = {lang: sum(1 for w in words if w in vocabulary)
+              for lang, vocabulary in _FUNCTION_WORDS.items()}
+    best = max(counts, key=lambda lang: counts[lang])
+    return best if counts[best] >= 2 else None
+
+
+def _shingles(text: str, size: int = 3) -> set[tuple[str, ...]]:
+    words = re.findall(r"\w+", text.lower())
+    return {tuple(words[i:i + size]) for i in range(max(len(words) - size + 1, 0))}
+
+
+def is_echo(answer: str, prompt: str) -> bool:
+    """The answer is mostly the request's own wording (its word triples found in it)."""
+    said = _shingles(answer)
+    if not said:
+        return False
+    copied = len(said & _shingles(prompt)) / len(said)
+    return copied >= 0.8
 
 
 def _times_in(text: str) -> list[int]:
@@ -155,6 +228,7 @@ def check_text(text: str, spec: dict[str, Any], *, prompt: str = "",
     clock: Now = now or (lambda: datetime.now().astimezone())
     lowered = text.lower()
     word = bool(spec.get("word"))
+    decimal_comma = spec.get("decimal_comma", False)
     for item in spec.get("contains", []):
         options = item if isinstance(item, list) else [item]
         if not any(_contains(lowered, o.lower(), word) for o in options):
@@ -167,12 +241,13 @@ def check_text(text: str, spec: dict[str, Any], *, prompt: str = "",
     if "number" in spec:
         reason = check_number(text, float(spec["number"]), prompt=prompt,
                               allow=spec.get("allow", ()), rel_tol=spec.get("rel_tol", 1e-9),
-                              abs_tol=spec.get("abs_tol", 0.0))
+                              abs_tol=spec.get("abs_tol", 0.0), final=bool(spec.get("final")),
+                              decimal_comma=decimal_comma)
         if reason:
             return reason
     for value in spec.get("numbers", []):
-        if not any(_is(n, shown, value, spec.get("rel_tol", 1e-9), 0.0)
-                   for n, shown in _numbers(text)):
+        if not any(_is(n, shown, value, spec.get("rel_tol", 1e-9), spec.get("abs_tol", 0.0))
+                   for n, shown in _numbers(text, decimal_comma)):
             return f"missing the number {_fmt(value)}"
     zones = spec.get("time_in", [])
     for zone in [zones] if isinstance(zones, str) else zones:
@@ -196,5 +271,13 @@ def check_text(text: str, spec: dict[str, Any], *, prompt: str = "",
         return f"expected at least {spec['min_lines']} lines, got {len(lines)}"
     if len(text.strip()) < spec.get("min_chars", 0):
         return "the answer is (almost) empty"
+    if "max_chars" in spec and len(text.strip()) > spec["max_chars"]:
+        return f"longer than {spec['max_chars']} characters"
+    if spec.get("not_echo") and is_echo(text, prompt):
+        return "the answer repeats the request's own words"
+    if "language" in spec:
+        found = answer_language(text)
+        if found != spec["language"]:
+            return f"expected an answer in {spec['language']!r}, got {found or 'no clear language'}"
     return None
 

@@ -36,6 +36,16 @@ class Score:
         return f"{self.passed}/{self.total}" if self.total else "–"
 
 
+def group_of(result: TaskResult) -> str:
+    """Which target a task counts towards: English tool tasks, English no-tool questions,
+    near-misses (any tool need), or requests in another language."""
+    if result.kind == "near_miss":
+        return "near_miss"
+    if result.language != "en":
+        return "non_english"
+    return "tool" if result.needs_tool else "no_tool"
+
+
 @dataclass
 class Summary:
     """One model's (or one run's) results, grouped."""
@@ -44,7 +54,12 @@ class Summary:
     overall: Score = field(default_factory=Score)
     tool_tasks: Score = field(default_factory=Score)
     no_tool: Score = field(default_factory=Score)
+    near_miss: Score = field(default_factory=Score)
+    non_english: Score = field(default_factory=Score)
     categories: dict[str, Score] = field(default_factory=dict)
+    languages: dict[str, Score] = field(default_factory=dict)
+    #: Passed tasks by how their tools were called (``TaskResult.route``).
+    routes: dict[str, Score] = field(default_factory=dict)
     first_tokens: list[float] = field(default_factory=list)
 
     @classmethod
@@ -52,11 +67,24 @@ class Summary:
         summary = cls(label=label)
         for result in results:
             summary.overall.add(result)
-            (summary.tool_tasks if result.needs_tool else summary.no_tool).add(result)
+            group = {"tool": summary.tool_tasks, "no_tool": summary.no_tool,
+                     "near_miss": summary.near_miss, "non_english": summary.non_english}
+            group[group_of(result)].add(result)
             summary.categories.setdefault(result.category, Score()).add(result)
+            summary.languages.setdefault(result.language, Score()).add(result)
+            summary.routes.setdefault(result.route, Score()).add(result)
             if result.first_token is not None:
                 summary.first_tokens.append(result.first_token)
         return summary
+
+    @classmethod
+    def by_split(cls, label: str, results: Sequence[TaskResult]) -> list[Summary]:
+        """One summary per split present in ``results`` ("model · dev", "model · heldout")."""
+        splits = list(dict.fromkeys(r.split for r in results))
+        if len(splits) <= 1:
+            return [cls.of(label, results)]
+        return [cls.of(f"{label} · {split}", [r for r in results if r.split == split])
+                for split in splits]
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form (stored with the run, printed by ``eval --json``)."""
@@ -65,6 +93,13 @@ class Summary:
             "passed": self.overall.passed, "total": self.overall.total,
             "tool_tasks": {"passed": self.tool_tasks.passed, "total": self.tool_tasks.total},
             "no_tool": {"passed": self.no_tool.passed, "total": self.no_tool.total},
+            "near_miss": {"passed": self.near_miss.passed, "total": self.near_miss.total},
+            "non_english": {"passed": self.non_english.passed,
+                            "total": self.non_english.total},
+            "languages": {name: {"passed": s.passed, "total": s.total}
+                          for name, s in self.languages.items()},
+            "routes": {name: {"passed": s.passed, "total": s.total}
+                       for name, s in self.routes.items()},
             "mean_seconds": round(self.overall.mean_seconds, 2),
             "median_first_token": (round(statistics.median(self.first_tokens), 2)
                                    if self.first_tokens else None),
@@ -87,6 +122,17 @@ def scoreboard(summaries: Sequence[Summary], categories: Sequence[str] | None = 
         rows.append([name, *[_pct(s.categories.get(name, Score())) for s in summaries]])
     rows.append(["tool tasks", *[_pct(s.tool_tasks) for s in summaries]])
     rows.append(["no-tool questions", *[_pct(s.no_tool) for s in summaries]])
+    if any(s.near_miss.total for s in summaries):
+        rows.append(["near-misses", *[_pct(s.near_miss) for s in summaries]])
+    if any(s.non_english.total for s in summaries):
+        rows.append(["other languages", *[_pct(s.non_english) for s in summaries]])
+        for language in sorted({lang for s in summaries for lang in s.languages} - {"en"}):
+            rows.append([f"  {language}", *[_pct(s.languages.get(language, Score()))
+                                             for s in summaries]])
+    for route, label in (("model", "tools chosen by the model"),
+                         ("policy", "tools routed by the policy"), ("none", "no tool called")):
+        if any(route in s.routes for s in summaries):
+            rows.append([label, *[_pct(s.routes.get(route, Score())) for s in summaries]])
     rows.append(["all", *[_pct(s.overall) for s in summaries]])
     rows.append(["mean time per task", *[f"{s.overall.mean_seconds:.1f} s" for s in summaries]])
     rows.append(["median first answer token", *[
@@ -103,10 +149,13 @@ def result_line(result: TaskResult) -> str:
     """One line per task for progress output."""
     mark = "PASS" if result.passed else "FAIL"
     tools = ",".join(result.tools) or "-"
+    routed = " (policy)" if result.route == "policy" else ""
     line = (f"{mark} {result.task_id:<24} {result.seconds:5.1f} s  {result.iterations} it  "
-            f"tools: {tools}")
+            f"tools: {tools}{routed}")
     if not result.passed:
         line += f"  ({result.reason[:120]})"
+        if result.calls:
+            line += f"\n     calls: {'; '.join(result.calls)[:300]}"
         said = " ".join(result.answer.split())
         if said:
             # What the model said: a reason alone does not tell a wrong fact from a

@@ -29,6 +29,7 @@ from desktop_app.core.agent.events import (
 )
 from desktop_app.core.dag.events import DagStepProgress
 from desktop_app.core.evals.answer_defects import answer_defect
+from desktop_app.core.evals.artifact_checks import check_chart, check_table
 from desktop_app.core.evals.checks import check_text
 from desktop_app.core.evals.suite import EvalSuite, EvalTask
 from desktop_app.core.llm.types import Usage
@@ -39,6 +40,11 @@ if TYPE_CHECKING:
     from desktop_app.core.tools.base import Artifact, ToolRegistry
 
 Mode = Literal["react", "dag"]
+
+#: How a task's tools came to be called: the model chose them, the small-model policy
+#: routed at least one, or no tool ran.
+Route = Literal["model", "policy", "none"]
+
 
 @dataclass
 class TaskResult:
@@ -57,6 +63,12 @@ class TaskResult:
     first_token: float | None = None
     answer: str = ""
     error: str | None = None
+    #: Each call as the model wrote it, for reading a failure ("calculator(26.2*1.6)").
+    calls: list[str] = field(default_factory=list)
+    split: str = "dev"
+    kind: str = "original"
+    language: str = "en"
+    route: Route = "none"
 
 
 @dataclass
@@ -72,6 +84,11 @@ class World:
     documents: list[str] = field(default_factory=list)
     #: What the task's document searches returned (to check what the answer cites).
     observations: list[str] = field(default_factory=list)
+    #: Successful calls as (tool, arguments), in order (what a chart or table was made of).
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def calls_of(self, tool: str) -> list[dict[str, Any]]:
+        return [args for name, args in self.calls if name == tool]
 
     def note_texts(self) -> list[tuple[str, str]]:
         from desktop_app.core.tools.builtin.notes import NoteStore
@@ -79,20 +96,24 @@ class World:
         return [(n.title, f"{n.title}\n{n.body}") for n in NoteStore(self.notes).all()]
 
 
-def make_world(suite: EvalSuite, parent: Path | None = None) -> World:
-    """A fresh folder with the suite's workspace files and notes."""
+def make_world(suite: EvalSuite, parent: Path | None = None,
+               task: EvalTask | None = None) -> World:
+    """A fresh folder with the suite's workspace files and notes: the parts ``task`` uses
+    (a fresh install's empty workspace and notes otherwise)."""
     from desktop_app.core.tools.builtin.notes import NoteStore
 
+    uses = task.uses if task is not None and task.uses is not None else ["workspace", "notes"]
     root = Path(tempfile.mkdtemp(prefix="desktop-app-eval-", dir=parent))
     workspace, notes = root / "workspace", root / "notes"
     workspace.mkdir()
     notes.mkdir()
-    for name, content in suite.workspace.items():
+    files = suite.workspace if "workspace" in uses else {}
+    for name, content in files.items():
         target = workspace / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
     store = NoteStore(notes)
-    for note in suite.notes:
+    for note in suite.notes if "notes" in uses else []:
         store.create(note.title, note.body)
     return World(root=root, workspace=workspace, notes=notes)
 
@@ -150,6 +171,11 @@ def judge(task: EvalTask, answer: str, tools: list[str], world: World,
         return False, f"called {', '.join(tools)} for a question that needs no tool"
     if task.tool_required and not tools:
         return False, "answered without a tool (a guess)"
+    forbidden = sorted(set(tools) & set(task.forbid_tools))
+    if forbidden:
+        return False, f"called {', '.join(forbidden)}, which this request does not need"
+    if task.expect_tools and not set(tools) & set(task.expect_tools):
+        return False, f"did not call {' or '.join(task.expect_tools)}"
     defect = answer_defect(answer, task.prompt, made_document=bool(world.artifacts))
     if defect:
         return False, defect
@@ -162,7 +188,9 @@ def judge(task: EvalTask, answer: str, tools: list[str], world: World,
 
 def _judge_target(target: str, spec: dict[str, Any], task: EvalTask, answer: str,
                   world: World) -> str | None:
-    conditions = {k: v for k, v in spec.items() if k not in ("title", "path")}
+    conditions = {k: v for k, v in spec.items() if k not in ("title", "path", "chart", "table")}
+    if task.language != "en":
+        conditions.setdefault("decimal_comma", True)
     if target == "answer":
         source = conditions.pop("cites", None)
         reason = check_text(answer, conditions, prompt=task.prompt)
@@ -181,8 +209,18 @@ def _judge_target(target: str, spec: dict[str, Any], task: EvalTask, answer: str
         except OSError:
             return f"{spec['path']} was not written"
         return check_text(text, conditions, prompt=task.prompt)
+    if "chart" in spec:
+        reason = check_chart(world.calls_of("make_chart"), spec["chart"])
+        if reason:
+            return reason
+    if "table" in spec:
+        reason = check_table(world.calls_of("make_table"), spec["table"])
+        if reason:
+            return reason
     if not world.artifacts:
         return "no document was made"
+    if not conditions or conditions == {"decimal_comma": True}:
+        return None
     reasons = [check_text(a.content, conditions, prompt=task.prompt) for a in world.artifacts]
     return None if None in reasons else reasons[-1]
 
@@ -206,11 +244,14 @@ RunTask = Callable[[EvalTask, World, Callable[[Event], Awaitable[None]]], Awaita
 
 async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask) -> TaskResult:
     """Run one task in a fresh world with ``run(task, world, emit)``, then judge it."""
-    world = make_world(suite)
+    world = make_world(suite, task=task)
     if task.documents and suite.library:
         world.library = await asyncio.to_thread(suite_library, suite)
         world.documents = [LIBRARY_COLLECTION]
     tools_called: list[str] = []
+    origins: set[str] = set()
+    shown_calls: list[str] = []
+    pending: dict[str, tuple[str, Any]] = {}
     answer_parts: list[str] = []
     done: Done | None = None
     started = time.perf_counter()
@@ -220,12 +261,19 @@ async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask) -> TaskResult
         nonlocal done, first_token
         if isinstance(event, IterationStart):
             tools_called.append(event.tool_name)
-        elif isinstance(event, IterationDone) and event.tool_name == "search_documents":
-            world.observations.append(event.observation)
+            shown_calls.append(f"{event.tool_name}({_short(event.tool_args)})")
+            origins.add(event.origin)
+            pending[event.call_id or event.tool_name] = (event.tool_name, event.tool_args)
+        elif isinstance(event, IterationDone):
+            if event.tool_name == "search_documents":
+                world.observations.append(event.observation)
+            _record_call(world, pending.pop(event.call_id or event.tool_name, None), event.error)
         elif isinstance(event, DagStepProgress):  # a step's own events arrive wrapped
             data = event.data
             if data.get("type") == "iteration" and data.get("status") == "start":
                 tools_called.append(str(data.get("tool_name")))
+                origins.add(str(data.get("origin") or "model"))
+                world.calls.append((str(data.get("tool_name")), data.get("tool_args") or {}))
             if data.get("type") == "iteration" and data.get("status") == "done":
                 from desktop_app.core.tools.base import Artifact
 
@@ -247,13 +295,39 @@ async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask) -> TaskResult
         answer = done.answer if done is not None else "".join(answer_parts)
         error = done.error if done is not None else "the run ended without a result"
         passed, reason = judge(task, answer, tools_called, world, error)
+        route: Route = ("none" if not tools_called
+                        else "policy" if "policy" in origins else "model")
         return TaskResult(task_id=task.id, category=task.category, needs_tool=task.needs_tool,
                           passed=passed, reason=reason, tools=tools_called,
                           iterations=done.iterations if done else 0, seconds=seconds,
                           usage=done.usage if done else Usage(), first_token=first_token,
-                          answer=answer, error=error)
+                          answer=answer, error=error, split=task.split, kind=task.kind,
+                          language=task.language, route=route, calls=shown_calls)
     finally:
         shutil.rmtree(world.root, ignore_errors=True)
+
+
+def _short(args: Any, limit: int = 80) -> str:
+    import json
+
+    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _record_call(world: World, started: tuple[str, Any] | None, error: str | None) -> None:
+    """Keep a finished call's arguments when it succeeded (decoded if they came as text)."""
+    import json
+
+    if started is None or error:
+        return
+    tool, args = started
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return
+    if isinstance(args, dict):
+        world.calls.append((tool, args))
 
 
 def react_runner(llm: LLM, **agent_options: Any) -> RunTask:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
@@ -18,6 +18,10 @@ from desktop_app.core.errors import ConfigError
 
 BUILTIN_SUITE = "everyday"
 TARGETS = ("answer", "note", "file", "artifact")
+Split = Literal["dev", "heldout"]
+SPLITS: tuple[Split, ...] = ("dev", "heldout")
+#: What of the suite's world a task may find: a fresh install has neither.
+WorldPart = Literal["workspace", "notes"]
 
 
 class EvalTask(BaseModel):
@@ -35,6 +39,21 @@ class EvalTask(BaseModel):
     tool_required: bool = False
     #: The chat has the suite's document collection ("Library") attached.
     documents: bool = False
+    #: ``dev`` tasks are what the agent may be tuned on; ``heldout`` tasks never are.
+    split: Split = "dev"
+    #: "original", "reworded" (of the dev task ``of``), "near_miss" or "language".
+    kind: str = "original"
+    of: str | None = None
+    language: str = "en"
+    #: At least one of these tools must be called / none of these may be called.
+    expect_tools: list[str] = Field(default_factory=list)
+    forbid_tools: list[str] = Field(default_factory=list)
+    #: The parts of the suite's world this task starts with (None: all of it).
+    uses: list[WorldPart] | None = None
+    #: A correct and a plausibly wrong result per target: the checks must pass the first
+    #: and fail the second (tests/evals prove it for every task).
+    reference: dict[str, Any] | None = None
+    near_miss: dict[str, Any] | None = None
 
     @field_validator("expect")
     @classmethod
@@ -68,11 +87,14 @@ class EvalSuite(BaseModel):
         return list(dict.fromkeys(t.category for t in self.tasks))
 
     def select(self, categories: list[str] | None = None,
-               task_ids: list[str] | None = None) -> EvalSuite:
-        """A copy with only the given categories and/or task ids (None: all)."""
+               task_ids: list[str] | None = None, *, split: Split | None = None,
+               languages: list[str] | None = None) -> EvalSuite:
+        """A copy with only the given categories, task ids, split and languages (None: all)."""
         tasks = [t for t in self.tasks
                  if (not categories or t.category in categories)
-                 and (not task_ids or t.id in task_ids)]
+                 and (not task_ids or t.id in task_ids)
+                 and (split is None or t.split == split)
+                 and (not languages or t.language in languages)]
         if not tasks:
             known = ", ".join(self.categories())
             raise ConfigError("No task of the suite matches that selection.",
@@ -84,17 +106,45 @@ def builtin_suite_path() -> Path:
     return paths.resources_dir() / "eval" / f"{BUILTIN_SUITE}.json"
 
 
+def builtin_heldout_path() -> Path:
+    """The built-in suite's held-out tasks (same world, never tuned on)."""
+    return paths.resources_dir() / "eval" / f"{BUILTIN_SUITE}-heldout.json"
+
+
 def load_suite(path: str | Path | None = None) -> EvalSuite:
-    """The suite in ``path`` (default: the built-in one); a clear error when it is broken."""
-    file = Path(path).expanduser() if path else builtin_suite_path()
+    """The suite in ``path`` (default: the built-in one, both splits); a clear error when
+    it is broken. A suite file may list its held-out tasks itself (``"split": "heldout"``);
+    the built-in suite keeps them in a file of their own."""
+    if path:
+        return _load_file(Path(path).expanduser())
+    suite = _load_file(builtin_suite_path())
+    heldout_file = builtin_heldout_path()
+    if heldout_file.exists():
+        extra = _read_json(heldout_file)
+        tasks = extra.get("tasks", []) if isinstance(extra, dict) else extra
+        merged = {**suite.model_dump(), "tasks": [
+            *[t.model_dump() for t in suite.tasks],
+            *[{**task, "split": "heldout"} for task in tasks]]}
+        suite = _validated(merged, heldout_file)
+    return suite
+
+
+def _read_json(file: Path) -> Any:
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        return json.loads(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"Cannot read the suite file {file}: {exc.strerror or exc}.",
                           hint="Check the path given with --suite.") from exc
     except ValueError as exc:
         raise ConfigError(f"The suite file {file} is not valid JSON: {exc}.",
                           hint="Fix the file; resources/eval/everyday.json shows the format.") from exc
+
+
+def _load_file(file: Path) -> EvalSuite:
+    return _validated(_read_json(file), file)
+
+
+def _validated(data: Any, file: Path) -> EvalSuite:
     try:
         suite = EvalSuite.model_validate(data)
     except ValidationError as exc:

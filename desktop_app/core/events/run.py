@@ -49,6 +49,8 @@ class IterationStart(Event):
     tool_name: str
     tool_args: Any = None
     call_id: str | None = None
+    #: "model": the model chose this call; "policy": a small-model policy made it for it.
+    origin: Literal["model", "policy"] = "model"
 
 
 class IterationDone(Event):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from desktop_app.core.llm.types import ChatMessage, LLMResult, StreamChunk
 
@@ -70,3 +70,15 @@ class LLM(ABC):
 
     async def aclose(self) -> None:
         """Release resources (threads, connections, model memory)."""
+
+
+@runtime_checkable
+class ChoosesTool(Protocol):
+    """A model that can be asked cheaply which of the offered tools it would call first
+    (local models: the first few tokens of its reply)."""
+
+    async def choose_tool(self, messages: Sequence[ChatMessage],
+                          tools: list[ToolSpec]) -> str | None:
+        """The tool among ``tools`` the model would call for ``messages``; None: it would
+        answer in text."""
+        ...

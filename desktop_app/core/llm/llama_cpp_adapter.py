@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
@@ -353,6 +354,24 @@ class LlamaCppLLM(LLM):
                           finish_reason="tool_calls" if calls else final.finish_reason,
                           tool_calls=_with_ids(calls), first_token_s=final.first_token_s)
 
+    async def choose_tool(self, messages: Sequence[ChatMessage],
+                          tools: list[ToolSpec]) -> str | None:
+        """The tool the model would call first for ``messages``, or None when it would
+        answer instead. Decided from the first few tokens of its free reply (greedy): a
+        reply that is text, or a call of a name no offered tool is close to, is an answer.
+        The prompt is the loop's own, so its KV cache serves the turn that follows."""
+        names = {t["function"]["name"] for t in tools}
+        request = self._request(messages, tools, None, None, 0.0, _CHOICE_TOKENS)
+        request["stop"] = ['",', '"}', "\n\n"]  # the name is all that is needed
+        text = ""
+        async with contextlib.aclosing(self._raw_stream(request)) as raw:
+            async for chunk in raw:
+                text += chunk.content
+        match = _CALLED_NAME.search(text + '"')
+        if match is None:
+            return None
+        return closest_tool(match.group(1), names)
+
     async def _raw_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamChunk]:
         """The worker's chunks for one request, as produced; closing it stops generation."""
         channel: ThreadToAsyncChannel[StreamChunk] = ThreadToAsyncChannel(
@@ -480,6 +499,11 @@ class LlamaCppLLM(LLM):
         if self._llama is not None:
             self._llama.close()
             self._llama = None
+
+
+#: Tokens enough for a call's opening up to its tool name (``<tool_call>\n{"name": "…"``).
+_CHOICE_TOKENS = 16
+_CALLED_NAME = re.compile(r'^\s*(?:<tool_call>\s*)?(?:```(?:json)?\s*)?\{\s*"name"\s*:\s*"([^"]+)"')
 
 
 def _known_calls(sniffer: ToolCallSniffer, offered: set[str]) -> list[ToolCall]:

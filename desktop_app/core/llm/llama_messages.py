@@ -163,3 +163,4 @@ def forced_call_grammar(tool: ToolSpec, style: ToolStyle | None) -> str:
         opening, closing = head, "}"
     return (f"root ::= {json.dumps(opening)} call-arguments {json.dumps(closing)}\n"
             f"{args_gbnf}")
+

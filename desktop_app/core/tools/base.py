@@ -83,6 +83,9 @@ class Tool(ABC):
     description: str
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     read_only: bool = True
+    #: A sentence for the system turn when this tool is offered (what the model should know
+    #: to use it well), or None. Tools that share one say the same words, said once.
+    prompt_hint: str | None = None
 
     @abstractmethod
     async def run(self, args: dict[str, Any]) -> ToolResult:

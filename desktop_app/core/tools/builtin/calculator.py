@@ -162,6 +162,34 @@ def format_number(value: float) -> str:
     return f"{value:.12g}"
 
 
+#: "26.2 miles to km", "98.6 °F in °C", "5 km -> mi": a quantity and the unit it is wanted in.
+_CONVERSION = re.compile(
+    r"^\s*(?:convert\s+)?(?P<value>[-+]?\d[\d.,_ ]*)\s*(?P<source>[^\d\s=][^=]*?)\s*"
+    r"(?:->|→|=>|=|\bto\b|\bin\b|\binto\b|\bas\b)\s*(?P<target>[^\d=][^=]*?)\s*\??\s*$",
+    re.IGNORECASE)
+
+
+def unit_conversion(expression: str) -> ToolResult | None:
+    """The expression as a unit conversion, when it is one the unit converter knows."""
+    from desktop_app.core.errors import ToolArgumentError
+    from desktop_app.core.tools.builtin.unit_names import read_number
+    from desktop_app.core.tools.builtin.units import convert, format_quantity
+
+    match = _CONVERSION.match(expression)
+    if match is None:
+        return None
+    source, target = match.group("source").strip(), match.group("target").strip()
+    try:
+        value = read_number(match.group("value").strip())
+        if value is None:
+            return None
+        result = convert(value, source, target)
+    except (ToolArgumentError, ValueError):
+        return None
+    return ToolResult(text=f"{format_quantity(value)} {source} = "
+                           f"{format_quantity(result)} {target}")
+
+
 class CalculatorTool(Tool):
     """Evaluates arithmetic expressions exactly (integers) or to 12 significant digits."""
 
@@ -170,12 +198,9 @@ class CalculatorTool(Tool):
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "expression": {"type": "string",
-                           # Measured: with percentage examples added here, the bundled
-                           # model sent "convert 26.2 miles to km" to the calculator
-                           # (units fell from 7/7 to 4/7). The syntax works; it is not
-                           # advertised.
-                           "description": "The expression, e.g. '1234*5678' or 'sqrt(2)/3'"},
+            # No example values: a small model copies them into unrelated calls (a
+            # thank-you once became a call with the example's numbers).
+            "expression": {"type": "string", "description": "The expression to compute"},
         },
         "required": ["expression"],
         "additionalProperties": False,
@@ -184,6 +209,10 @@ class CalculatorTool(Tool):
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
         expression = str(args["expression"])
+        quantity = unit_conversion(expression)
+        if quantity is not None:
+            # Small models send conversions here as often as to convert_units: both work.
+            return quantity
         try:
             value = calculate(expression)
         except CalculationError as exc:

@@ -1,13 +1,19 @@
-"""The current date and time, in any IANA time zone (``zoneinfo``)."""
+"""The current date and time, in any IANA time zone (``zoneinfo``) or named place.
+
+Places are read as people write them, in English, German, Spanish or French ("Tokio",
+"München", "Nueva York", "Japón"): see ``place_names`` for the data behind that.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from desktop_app.core.tools.base import Tool, ToolResult
+from desktop_app.core.tools.builtin.place_names import Place, find_place, suggest_places
 
 #: What models write when they mean "the user's own time" (the bundled model wrote "local"
 #: four times in a row when that was an error).
@@ -21,13 +27,13 @@ def _zone_for(name: str) -> str | None:
     wanted = name.strip().replace(" ", "_").lower()
     matches = [z for z in available_timezones() if z.split("/")[-1].lower() == wanted]
     canonical = [z for z in matches if not z.startswith(("Etc/", "SystemV/", "US/"))]
-    return sorted(canonical or matches, key=len)[0] if matches else None
+    return min(canonical or matches, key=len) if matches else None
 
 
 def _suggest(name: str, limit: int = 3) -> list[str]:
     """Zone names that contain the last part of ``name`` (e.g. 'berlin' → 'Europe/Berlin')."""
     needle = name.replace(" ", "_").split("/")[-1].lower()
-    if not needle:
+    if len(needle) < 3:
         return []
     return sorted(z for z in available_timezones() if needle in z.lower())[:limit]
 
@@ -57,19 +63,20 @@ class ClockTool(Tool):
         if zone_name.lower() in _LOCAL_WORDS:
             zone_name = ""
         now = self._now()
+        place: Place | None = None
         if zone_name and zone_name not in available_timezones():
-            zone_name = _zone_for(zone_name) or zone_name
+            found = _zone_for(zone_name)
+            if found is None:
+                # The place index loads data files on first use: off the event loop.
+                place = await asyncio.to_thread(find_place, zone_name)
+            zone_name = found or (place.zone if place else zone_name)
         if zone_name:
             try:
                 zone = ZoneInfo(zone_name)
             except (ZoneInfoNotFoundError, ValueError):
-                suggestions = _suggest(zone_name)
-                hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-                return ToolResult.failure(
-                    f"Unknown time zone '{zone_name}'. Use an IANA name such as "
-                    f"'Europe/Berlin' or 'UTC'.{hint}")
+                return ToolResult.failure(await _unknown_place(zone_name))
             local = now.astimezone(zone)
-            label = zone_name
+            label = f"{place.label}: {zone_name}" if place else zone_name
         else:
             local = now.astimezone()
             label = local.tzname() or "local time"
@@ -78,3 +85,13 @@ class ClockTool(Tool):
         text = (f"{local:%A, %Y-%m-%d %H:%M:%S} ({label}, UTC{offset}); "
                 f"ISO 8601: {local.isoformat(timespec='seconds')}")
         return ToolResult(text=text)
+
+
+async def _unknown_place(name: str) -> str:
+    """The error for a name that is neither a zone nor a known place, with suggestions."""
+    suggestions = _suggest(name)
+    suggestions += [s for s in await asyncio.to_thread(suggest_places, name)
+                    if s not in suggestions]
+    hint = f" Did you mean: {', '.join(suggestions[:4])}?" if suggestions else ""
+    return (f"Unknown time zone '{name}'. Use a city, a country or an IANA name such as "
+            f"'Europe/Berlin' or 'UTC'.{hint}")

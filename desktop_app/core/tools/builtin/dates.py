@@ -3,11 +3,13 @@
 Small models cannot count days across months reliably (the bundled model answered "how many
 days between 2026-03-01 and 2026-12-25?" with the dates' own digits), and the calculator
 knows no calendar. Dates are read leniently: ISO (2026-03-01), "4 July 2024",
-"July 4, 2024", "today", "tomorrow".
+"July 4, 2024", and the relative days of English, German, Spanish and French ("today",
+"heute", "mañana", "après-demain") from the Unicode CLDR through Babel.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
@@ -15,6 +17,7 @@ from typing import Any
 
 from desktop_app.core.errors import ToolArgumentError
 from desktop_app.core.tools.base import Tool, ToolResult
+from desktop_app.core.tools.builtin.place_names import LANGUAGES, fold
 
 _MONTHS = {name: number for number, names in enumerate(
     [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
@@ -24,12 +27,40 @@ _DAY_MONTH = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([a-z]+)\.?,?\s
 _MONTH_DAY = re.compile(r"^([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})$")
 
 
+#: Used only if Babel's CLDR data has no relative day names (it has, for these languages).
+_FALLBACK_RELATIVE = {"today": 0, "tomorrow": 1, "yesterday": -1, "heute": 0, "morgen": 1,
+                      "gestern": -1, "hoy": 0, "manana": 1, "ayer": -1, "aujourd'hui": 0,
+                      "demain": 1, "hier": -1}
+
+
+def _relative_key(text: str) -> str:
+    return fold(text).replace("\u2019", "'")
+
+
+@functools.cache
+def _relative_days() -> dict[str, int]:
+    """Accent-free word → offset in days: 'hoy' → 0, 'manana' → 1, 'vorgestern' → -2."""
+    words = {"now": 0}
+    try:
+        from babel import Locale
+
+        for language in LANGUAGES:
+            fields = Locale.parse(language)._data.get("date_fields", {})  # no public API
+            for offset, word in ((fields.get("day") or {}).get("relative") or {}).items():
+                words.setdefault(_relative_key(str(word)), int(offset))
+    except (ImportError, LookupError, ValueError):
+        pass
+    for word, offset in _FALLBACK_RELATIVE.items():
+        words.setdefault(word, offset)
+    return words
+
+
 def parse_date(text: str, today: date) -> date:
     """A calendar date from the ways people write one; ``ToolArgumentError`` otherwise."""
     value = " ".join(str(text).strip().lower().split())
-    relative = {"today": 0, "now": 0, "tomorrow": 1, "yesterday": -1}
-    if value in relative:
-        return today + timedelta(days=relative[value])
+    offset = _relative_days().get(_relative_key(value))
+    if offset is not None:
+        return today + timedelta(days=offset)
     try:
         return date.fromisoformat(value[:10])
     except ValueError:
@@ -53,8 +84,8 @@ class DateCalcTool(Tool):
     """Days between two dates, a date plus/minus days, or the weekday of a date."""
 
     name = "date_calc"
-    description = ("Dates: days_between two dates, add_days to a date (negative to go back), "
-                   "or the weekday of a date (YYYY-MM-DD)")
+    description = ("Dates: the days between two dates, a date plus or minus days, or the "
+                   "weekday of a date")
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -63,7 +94,9 @@ class DateCalcTool(Tool):
             "end_date": {"type": "string", "description": "second date, for days_between"},
             "days": {"type": "integer", "description": "days to add, for add_days"},
         },
-        "required": ["operation", "date"],
+        # What to do follows from what is given, so a call with a mistaken "operation" but
+        # the right dates still gets its answer (end_date: between; days: add; else weekday).
+        "required": ["date"],
         "additionalProperties": False,
     }
     read_only = True
@@ -75,14 +108,18 @@ class DateCalcTool(Tool):
     async def run(self, args: dict[str, Any]) -> ToolResult:
         today = self._today()
         start = parse_date(args["date"], today)
-        operation = args["operation"]
+        operation = args.get("operation") or "weekday"
+        if args.get("days") is not None:
+            operation = "add_days"
+        elif args.get("end_date"):
+            operation = "days_between"
         if operation == "weekday":
-            return ToolResult(text=f"{start.isoformat()} is a {start:%A}.")
+            return ToolResult(text=f"{_named(start, today)} is a {start:%A}.")
         if operation == "add_days":
             if "days" not in args:
                 raise ToolArgumentError("add_days needs 'days' (a whole number).")
             result = start + timedelta(days=int(args["days"]))
-            return ToolResult(text=f"{start.isoformat()} + {int(args['days'])} days = "
+            return ToolResult(text=f"{_named(start, today)} + {int(args['days'])} days = "
                                    f"{result.isoformat()} ({result:%A, %d %B %Y}).")
         if not args.get("end_date"):
             raise ToolArgumentError("days_between needs 'end_date'.")
@@ -90,5 +127,15 @@ class DateCalcTool(Tool):
         days = (end - start).days
         # The weekdays come along: asked for the weekday of one date, the bundled model
         # called days_between from that date to itself, and then guessed the day.
-        return ToolResult(text=f"From {start.isoformat()} ({start:%A}) to {end.isoformat()} "
-                               f"({end:%A}): {days} days.")
+        return ToolResult(text=f"From {_dated(start, today)} to {_dated(end, today)}: "
+                               f"{days} days.")
+
+
+def _named(day: date, today: date) -> str:
+    """'2026-12-03', or '2026-12-03 (today)': the date used, and whether it is today."""
+    return f"{day.isoformat()} (today)" if day == today else day.isoformat()
+
+
+def _dated(day: date, today: date) -> str:
+    """'2026-12-03 (Thursday)', with ', today' when it is."""
+    return f"{day.isoformat()} ({day:%A}{', today' if day == today else ''})"

@@ -39,6 +39,11 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
+#: What the file tools tell the model about the user's files.
+WORKSPACE_HINT = ("Files the user mentions are in their workspace folder: list or read them "
+                  "with the file tools before answering about them.")
+
+
 class _WorkspaceTool(Tool):
     """Base for tools bound to one workspace; blocking file work runs off the event loop."""
 
@@ -103,6 +108,9 @@ class ListFilesTool(_WorkspaceTool):
 
 class ReadFileTool(_WorkspaceTool):
     name = "read_file"
+    # Without it the bundled model answered questions about "expenses.csv" with an SQL query
+    # instead of reading the file.
+    prompt_hint = WORKSPACE_HINT
     description = "Read a text file in the workspace (from an offset, limited length)"
     parameters: dict[str, Any] = {
         "type": "object",

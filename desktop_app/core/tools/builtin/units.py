@@ -3,6 +3,8 @@
 Every unit is a factor to its dimension's base unit (metre, kilogram, litre, m/s, m², byte,
 second); temperature is affine and handled separately. Unknown or incompatible units give
 an error that names the units that *are* known for that dimension, so a model can retry.
+Unit names in German, Spanish and French ("Meilen", "libras", "pieds") and values written
+with a decimal comma ("3,5") are read through ``unit_names``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from desktop_app.core.errors import ToolArgumentError
 from desktop_app.core.tools.base import Tool, ToolResult
+from desktop_app.core.tools.builtin.unit_names import read_number, unit_alias
 
 # dimension -> {unit name or alias: factor to the base unit}
 _UNITS: dict[str, dict[str, float]] = {
@@ -98,6 +101,9 @@ def _lookup(unit: str) -> tuple[str, float | str]:
     for dimension, table in _UNITS.items():
         if key in table:
             return dimension, table[key]
+    alias = unit_alias(unit)  # "millas", "Pfund", "grados Fahrenheit"
+    if alias is not None:
+        return _lookup(alias)
     raise ToolArgumentError(
         f"Unknown unit '{unit}'.",
         hint="Known dimensions: " + "; ".join(
@@ -133,12 +139,25 @@ def convert(value: float, from_unit: str, to_unit: str) -> float:
     return value * float(src) / float(dst)
 
 
-def _format(number: float) -> str:
+def format_quantity(number: float) -> str:
+    """A number as the converter writes it (thousands separated from 10,000 on)."""
     if number == 0:
         return "0"
     if abs(number) >= 1e15 or abs(number) < 1e-6:
         return f"{number:.6g}"
     return f"{number:,.10g}" if abs(number) >= 1e4 else f"{number:.10g}"
+
+
+def _value(raw: Any) -> float:
+    """The number to convert: a number, or text such as "3,5" or "1.234,5" (see
+    ``read_number`` for which separators are read how)."""
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return float(raw)
+    number = read_number(str(raw))
+    if number is None:
+        raise ToolArgumentError(f"'{raw}' is not a number.", hint="Give the value as digits, "
+                                "e.g. 3.5 or 1234.")
+    return number
 
 
 class UnitConvertTool(Tool):
@@ -159,7 +178,7 @@ class UnitConvertTool(Tool):
     }
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
-        value = float(args["value"])
+        value = _value(args["value"])
         result = convert(value, args["from_unit"], args["to_unit"])
-        return ToolResult(text=f"{_format(value)} {args['from_unit']} = "
-                               f"{_format(result)} {args['to_unit']}")
+        return ToolResult(text=f"{format_quantity(value)} {args['from_unit']} = "
+                               f"{format_quantity(result)} {args['to_unit']}")

@@ -1,0 +1,60 @@
+"""The seam between the generic loop and help for models that need it (SPEC §10).
+
+The loop asks a ``RunPolicy`` before the model's first turn and does what the answer says:
+which tools to offer (an empty registry: answer as plain chat), which tool the first turn
+must call, and which calls to run for the model; after each turn's calls, whether the work
+is done; and before each later turn, whether it must call a tool. The loop knows nothing of how a
+policy decides; policies live in ``desktop_app.core.local_policy`` and are chosen per model
+by the agent factory (hosted models get none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from desktop_app.core.agent.result import StepRecord
+from desktop_app.core.llm.base import ToolChoice
+from desktop_app.core.llm.types import ChatMessage, ToolCall
+from desktop_app.core.tools.base import ToolRegistry
+
+
+class RunView(Protocol):
+    """What a policy sees of a run (``RunState`` is one)."""
+
+    query: str
+    messages: list[ChatMessage]
+    registry: ToolRegistry
+    steps: list[StepRecord]
+
+
+@dataclass
+class FirstTurnPlan:
+    """What the loop does before the first model turn (the defaults: nothing)."""
+
+    #: The tools to offer from now on (None: keep them; empty: answer as plain chat).
+    registry: ToolRegistry | None = None
+    #: ``tool_choice`` of the first turn (a forced call of one tool, say).
+    tool_choice: ToolChoice = None
+    #: Calls run before the first turn, recorded as the model's own with origin "policy".
+    calls: list[ToolCall] = field(default_factory=list)
+
+
+class RunPolicy(Protocol):
+    """Help for one model, consulted at fixed points of a run."""
+
+    name: str
+
+    async def before_first_turn(self, state: RunView) -> FirstTurnPlan:
+        """How the run starts: ``state`` holds the question, tools and messages."""
+        ...
+
+    async def next_tool_choice(self, state: RunView) -> ToolChoice:
+        """``tool_choice`` of a turn after tools ran (None: the model is free)."""
+        ...
+
+    async def after_tools(self, state: RunView, steps: list[StepRecord]) -> str | None:
+        """After the calls of one turn ran: None to let the model go on; else the loop
+        ends and the answer is written from the trace. The text says why (for tests
+        and the run's record)."""
+        ...

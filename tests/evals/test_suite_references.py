@@ -1,0 +1,137 @@
+"""Every task of the built-in suite (both splits) is checkable: its reference result passes
+``judge()`` and its near-miss (a plausible wrong result) fails it.
+
+The results are put into a real task world the way a run leaves them: the answer text, a
+note in the world's notes, a file in its workspace, a document made by the real
+``make_table``/``make_chart``/``make_report`` tool, and for document questions a
+``search_documents`` result whose passage [1] comes from the cited file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from desktop_app.core.evals.runner import LIBRARY_COLLECTION, World, judge, make_world
+from desktop_app.core.evals.suite import EvalSuite, EvalTask, load_suite
+from desktop_app.core.tools.builtin.notes import NoteStore
+from desktop_app.core.tools.builtin.reports import ChartTool, ReportTool, TableTool
+from desktop_app.core.tools.builtin.search_documents import CITE_HINT, PASSAGE_CHARS
+
+SUITE = load_suite()
+TASKS = SUITE.tasks
+_ARTIFACT_TOOLS = {"make_chart": ChartTool, "make_table": TableTool, "make_report": ReportTool}
+_PLACEHOLDER = re.compile(r"\{(TIME(?:[+-]\d+)?:[\w/+-]+|TODAY|YESTERDAY|WEEKDAY)\}")
+
+
+def _fill(text: str) -> str:
+    """The placeholders with the values the checks will compare against (the local date
+    and weekday, the clock time in a zone, perhaps shifted by N minutes)."""
+    now = datetime.now().astimezone()
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name == "TODAY":
+            return now.date().isoformat()
+        if name == "YESTERDAY":
+            return (now.date() - timedelta(days=1)).isoformat()
+        if name == "WEEKDAY":
+            return now.strftime("%A")
+        shift, zone = name[4:].split(":", 1)
+        moment = now + timedelta(minutes=int(shift or 0))
+        return moment.astimezone(ZoneInfo(zone)).strftime("%H:%M")
+
+    return _PLACEHOLDER.sub(value, text)
+
+
+def _filled(value: Any) -> Any:
+    if isinstance(value, str):
+        return _fill(value)
+    if isinstance(value, list):
+        return [_filled(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _filled(v) for k, v in value.items()}
+    return value
+
+
+def _search_result(suite: EvalSuite, cited: str) -> str:
+    """What ``search_documents`` returns: passage [1] from the cited file, [2] another."""
+    files = [name for name in suite.library if name.endswith(cited)]
+    others = [name for name in suite.library if not name.endswith(cited)]
+    blocks = []
+    for number, name in enumerate([*files[:1], *others[:1]], start=1):
+        content = suite.library[name]
+        heading = next((line.lstrip("#").strip() for line in content.splitlines()
+                        if line.startswith("#")), "")
+        label = f"{LIBRARY_COLLECTION}/{name}" + (f" › {heading}" if heading else "")
+        text = " ".join(content.split())
+        if len(text) > PASSAGE_CHARS:
+            text = text[:PASSAGE_CHARS].rsplit(" ", 1)[0] + " …"
+        blocks.append(f"[{number}] {label}\n{text}")
+    return "\n\n".join(blocks) + f"\n\n{CITE_HINT}"
+
+
+def _put(world: World, task: EvalTask, result: dict[str, Any]) -> str:
+    """Leave ``result`` in ``world`` as a run would; the answer text."""
+    result = _filled(result)
+    answer = result.get("answer", "")
+    if "note" in result:
+        NoteStore(world.notes).create(result["note"]["title"], result["note"]["body"])
+    if "file" in result:
+        target = world.workspace / str(task.expect["file"]["path"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(result["file"], encoding="utf-8")
+    if "artifact" in result:
+        made = result["artifact"]
+        tool, args = made["tool"], made["args"]
+        made_by = _ARTIFACT_TOOLS[tool]()
+        args = made_by.validate(args)  # as a real call is: a wrong argument name fails here
+        outcome = asyncio.run(made_by.run(args))
+        assert outcome.ok, f"{tool} failed on the result's arguments: {outcome.error}"
+        world.artifacts.extend(outcome.artifacts)
+        world.calls.append((tool, args))
+    cited = task.expect.get("answer", {}).get("cites")
+    if cited:
+        world.observations.append(_search_result(SUITE, cited))
+    return answer
+
+
+def _tools(task: EvalTask) -> list[str]:
+    if task.expect_tools:
+        return task.expect_tools[:1]
+    return ["calculator"] if task.needs_tool or task.tool_required else []
+
+
+def _judged(task: EvalTask, result: dict[str, Any]) -> tuple[bool, str]:
+    world = make_world(SUITE, task=task)
+    try:
+        answer = _put(world, task, result)
+        return judge(task, answer, _tools(task), world, None)
+    finally:
+        shutil.rmtree(world.root, ignore_errors=True)
+
+
+def test_the_suite_has_both_splits_and_a_reference_for_every_task() -> None:
+    assert {t.split for t in TASKS} == {"dev", "heldout"}
+    assert all(t.reference and t.near_miss for t in TASKS)
+    for task in TASKS:
+        assert set(task.reference or {}) <= set(task.expect) | {"answer"}, task.id
+        assert set(task.near_miss or {}) <= set(task.expect) | {"answer"}, task.id
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_the_reference_passes(task: EvalTask) -> None:
+    passed, reason = _judged(task, task.reference or {})
+    assert passed, reason
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_the_near_miss_fails(task: EvalTask) -> None:
+    passed, _reason = _judged(task, task.near_miss or {})
+    assert not passed, "the near-miss passes the checks"

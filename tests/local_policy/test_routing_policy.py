@@ -1,0 +1,121 @@
+"""The small-model policy: the model's own choice between answering and each tool, read
+from a few tokens; hosted models get no policy; the loop knows nothing of it."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_app.core.agent import drive_run
+from desktop_app.core.agent.factory import make_agent
+from desktop_app.core.llm.base import ToolSpec
+from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
+from desktop_app.core.llm.types import ChatMessage
+from desktop_app.core.local_policy import RoutingPolicy, policy_for
+from desktop_app.core.local_policy.routing import REPLY
+from desktop_app.core.tools.base import ToolRegistry
+from desktop_app.core.tools.builtin.calculator import CalculatorTool
+from desktop_app.core.tools.builtin.reports import TableTool
+
+
+class LocalFake(ScriptedLLM):
+    """A scripted local model that also answers ``choose_tool`` from a script."""
+
+    def __init__(self, replies: Sequence[Any], choices: Sequence[str | None]) -> None:
+        super().__init__(replies, tool_call=True)
+        self.choices = list(choices)
+        self.offered: list[list[str]] = []
+
+    @property
+    def reuses_prompt_prefix(self) -> bool:
+        return True
+
+    async def choose_tool(self, messages: Sequence[ChatMessage],
+                          tools: list[ToolSpec]) -> str | None:
+        self.offered.append([t["function"]["name"] for t in tools])
+        return self.choices.pop(0)
+
+
+def test_hosted_models_get_no_policy() -> None:
+    assert policy_for(ScriptedLLM([], tool_call=True)) is None
+    assert isinstance(policy_for(LocalFake([], [])), RoutingPolicy)
+
+
+@pytest.mark.anyio
+async def test_an_answer_decision_is_answered_as_plain_chat_without_tools() -> None:
+    llm = LocalFake(["Hamlet is a prince of Denmark…"], [None])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), TableTool()])),
+                              "Write a plot summary of Hamlet", emit=lambda e: None)
+    assert outcome.answer.startswith("Hamlet is a prince")
+    request = llm.requests[-1]
+    assert not request.tools  # no tool could be called, and none is in the prompt
+    assert all(m.role != "system" for m in request.messages)  # the template's own turn
+    assert llm.offered == [["calculator", "make_table", REPLY]]  # "reply" offered last
+
+
+@pytest.mark.anyio
+async def test_a_tool_decision_forces_that_tool_on_the_first_turn_only() -> None:
+    llm = LocalFake([tool_call_reply(("calculator", {"expression": "2+2"})), "It is 4."],
+                    ["calculator"])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), TableTool()])),
+                              "two plus two?", emit=lambda e: None)
+    first, later = llm.requests[0], llm.requests[1:]
+    assert first.tool_choice == {"type": "function", "function": {"name": "calculator"}}
+    assert all(r.tool_choice in (None, "auto") for r in later)
+    assert "4" in outcome.answer
+
+
+@pytest.mark.anyio
+async def test_a_choice_of_the_reply_stand_in_is_an_answer_too() -> None:
+    llm = LocalFake(["Bonjour !"], [REPLY])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool()])),
+                              "Dis bonjour", emit=lambda e: None)
+    assert outcome.answer == "Bonjour !" and not llm.requests[-1].tools
+
+
+@pytest.mark.anyio
+async def test_the_run_ends_once_a_tool_made_what_was_asked() -> None:
+    """After a successful table the loop stops; the answer is written from the trace (the
+    bundled model otherwise made the same table again and again)."""
+    table = ("make_table", {"title": "Planets", "rows": [["Mercury", "1"]]})
+    llm = LocalFake([tool_call_reply(table), "Here is the table of planets."], ["make_table"])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), TableTool()])),
+                              "Tabelle der Planeten, bitte", emit=lambda e: None)
+    assert [s.tool for s in outcome.result.steps] == ["make_table"]
+    assert len(llm.requests) == 2  # the call, then the answer: no third loop turn
+    assert "table" in outcome.answer
+
+
+@pytest.mark.anyio
+async def test_hosted_models_choose_freely_with_every_tool() -> None:
+    llm = ScriptedLLM(["Hamlet is a tragedy."], tool_call=True)
+    await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), TableTool()])),
+                    "Write a plot summary of Hamlet", emit=lambda e: None)
+    request = llm.requests[0]
+    assert request.tool_choice in (None, "auto")
+    assert [t["function"]["name"] for t in request.tools or []] == ["calculator", "make_table"]
+
+
+def test_the_loop_holds_no_phrase_rules_and_no_product_tool_names() -> None:
+    """SPEC §10: the engine knows no language and no product tool by name."""
+    import desktop_app.core.agent as agent_package
+    import desktop_app.core.tools.builtin as builtin
+
+    names = set()
+    for module in Path(builtin.__file__).parent.glob("*.py"):
+        names |= set(re.findall(r'^\s+name = "([a-z_]+)"', module.read_text(), re.M))
+    assert {"calculator", "make_table", "note_create"} <= names
+    folder = Path(inspect.getfile(agent_package)).parent
+    for module in folder.glob("*.py"):
+        code = "\n".join(line for line in module.read_text().splitlines()
+                         if not line.lstrip().startswith("#"))
+        code = re.sub(r'"""(.*?)"""', "", code, flags=re.S)  # docstrings may give examples
+        for name in names:
+            assert f'"{name}"' not in code, f"{module.name} names the tool {name}"
+        assert not re.search(r"re\.compile\([^)]*\\b(?:make|save|then|translate)", code,
+                             re.I), f"{module.name} matches English phrases"
