@@ -1,4 +1,5 @@
-"""Agent quality on the everyday suite: the bundled model three ways, and an endpoint.
+"""Agent quality on the everyday suite, dev and held-out splits side by side: the bundled
+model, and the same GGUF behind an OpenAI-compatible server.
 
 Configurations, all in one run so their numbers are comparable:
 
@@ -9,12 +10,14 @@ Configurations, all in one run so their numbers are comparable:
   127.0.0.1 (``chatml-function-calling``), driven through the ``openai`` SDK with native
   function calling: the endpoint path.
 
-    .venv/bin/python benchmarks/agent_eval.py [--config bundled] [--category C]... [--json]
+    .venv/bin/python benchmarks/agent_eval.py [--config bundled] [--split dev|heldout|all]
+                                              [--category C]... [--json] [--save F]
 
-Prints one scoreboard, a column per configuration (pass rates per category, tool tasks vs
-no-tool questions, mean time per task, median time to the first answer token). A full run
-of all three takes about 45 minutes on 2 cores. Results are not stored in the user's
-history.
+Prints one scoreboard, a column per configuration and split (pass rates per category, tool
+tasks, no-tool questions, near-misses, other languages and each language, how tools came
+to be called, mean time per task, median time to the first answer token). The held-out
+split (373 tasks) takes about 50 minutes on 2 cores for one configuration. Results are not
+stored in the user's history.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from desktop_app.core.llm.base import LLM
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ("bundled", "bundled-json", "server")
+DEFAULT_CONFIGS = ["bundled", "server"]
 
 
 def _bundled(**options: Any) -> Callable[[], LLM]:
@@ -48,7 +52,7 @@ def _bundled(**options: Any) -> Callable[[], LLM]:
     return make
 
 
-async def _run_config(name: str, suite: Any, server: Any) -> Summary:
+async def _run_config(name: str, suite: Any, server: Any) -> list[Summary]:
     if name == "server":
         from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
 
@@ -64,12 +68,12 @@ async def _run_config(name: str, suite: Any, server: Any) -> Summary:
             result_line(r), file=sys.stderr, flush=True))
     finally:
         await llm.aclose()
-    return Summary.of(name, results)
+    return Summary.by_split(name, results)
 
 
 async def main(configs: list[str], categories: list[str] | None, as_json: bool,
-               save: Path | None = None) -> int:
-    suite = load_suite().select(categories)
+               save: Path | None = None, split: str = "all") -> int:
+    suite = load_suite().select(categories, split=None if split == "all" else split)
     server = None
     if "server" in configs:
         sys.path.insert(0, str(ROOT / "tests"))
@@ -80,7 +84,8 @@ async def main(configs: list[str], categories: list[str] | None, as_json: bool,
         log = Path(tempfile.mkdtemp()) / "server.log"
         server = _start(ensure_bundled_model(), log)
     try:
-        summaries = [await _run_config(name, suite, server) for name in configs]
+        summaries = [part for name in configs
+                     for part in await _run_config(name, suite, server)]
     finally:
         if server is not None:
             _stop(server.process)
@@ -96,10 +101,11 @@ async def main(configs: list[str], categories: list[str] | None, as_json: bool,
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", action="append", choices=CONFIGS,
-                        help="configurations to run (default: all three)")
+                        help="configurations to run (default: bundled and server)")
+    parser.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
     parser.add_argument("--category", "-c", action="append", help="only these categories")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--save", type=Path, help="also write the summaries as JSON here")
     args = parser.parse_args()
-    raise SystemExit(asyncio.run(main(args.config or list(CONFIGS), args.category, args.json,
-                                      args.save)))
+    raise SystemExit(asyncio.run(main(args.config or DEFAULT_CONFIGS, args.category, args.json,
+                                      args.save, args.split)))

@@ -25,7 +25,8 @@ from desktop_app.core.llm.base import LLM
 from desktop_app.core.store.async_store import AsyncStore
 
 ModelLoader = Callable[[str], Awaitable[LLM]]
-_TOTAL_ROWS = ("tool tasks", "no-tool questions", "all", "mean s / task")
+_TOTAL_ROWS = ("tool tasks", "no-tool questions", "near-misses", "other languages", "all",
+               "mean s / task")
 
 
 class EvalPanel(QWidget):
@@ -37,8 +38,14 @@ class EvalPanel(QWidget):
         super().__init__(parent)
         self.store = store
         self.suite: EvalSuite = load_suite()
+        self.split = QComboBox()
+        for label, value in (("dev split (tuned on)", "dev"),
+                             ("held-out split (never tuned on)", "heldout"),
+                             ("both splits, side by side", None)):
+            count = sum(1 for t in self.suite.tasks if value is None or t.split == value)
+            self.split.addItem(f"{label}, {count} tasks", value)
         self.category = QComboBox()
-        self.category.addItem(f"Whole suite ({len(self.suite.tasks)} tasks)", None)
+        self.category.addItem("every category", None)
         for name in self.suite.categories():
             count = sum(1 for t in self.suite.tasks if t.category == name)
             self.category.addItem(f"{name.replace('_', ' ')} ({count})", name)
@@ -49,6 +56,7 @@ class EvalPanel(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         row = QHBoxLayout()
         row.addWidget(QLabel("Run"))
+        row.addWidget(self.split)
         row.addWidget(self.category)
         row.addWidget(self.progress, 1)
         layout = QVBoxLayout(self)
@@ -58,22 +66,29 @@ class EvalPanel(QWidget):
 
     def selected_suite(self) -> EvalSuite:
         return self.suite.select([self.category.currentData()] if self.category.currentData()
-                                 else None)
+                                 else None, split=self.split.currentData())
+
+    def _splits(self, suite: EvalSuite) -> list[str]:
+        return list(dict.fromkeys(t.split for t in suite.tasks))
 
     def _prepare(self, names: list[str], suite: EvalSuite) -> None:
         rows = [*suite.categories(), *_TOTAL_ROWS]
+        splits = self._splits(suite)
+        labels = [name if len(splits) == 1 else f"{name} · {split}"
+                  for name in names for split in splits]
         self.table.clear()
         self.table.setRowCount(len(rows))
-        self.table.setColumnCount(len(names))
+        self.table.setColumnCount(len(labels))
         self.table.setVerticalHeaderLabels([r.replace("_", " ") for r in rows])
-        self.table.setHorizontalHeaderLabels(names)
-        for column in range(len(names)):
+        self.table.setHorizontalHeaderLabels(labels)
+        for column in range(len(labels)):
             for index in range(len(rows)):
                 self.table.setItem(index, column, QTableWidgetItem("…"))
 
     def _show(self, column: int, summary: Summary, suite: EvalSuite) -> None:
         cells = [summary.categories.get(c) for c in suite.categories()]
-        totals = [summary.tool_tasks, summary.no_tool, summary.overall]
+        totals = [summary.tool_tasks, summary.no_tool, summary.near_miss,
+                  summary.non_english, summary.overall]
         for index, score in enumerate([*cells, *totals]):
             text = (f"{score.passed}/{score.total}  ({score.rate:.0%})"
                     if score is not None and score.total else "–")
@@ -109,7 +124,9 @@ class EvalPanel(QWidget):
                 results = await run_suite(suite, react_runner(llm), on_result=progress)
                 summary = Summary.of(name, results)
                 summaries.append(summary)
-                self._show(column, summary, suite)
+                parts = Summary.by_split(name, results)
+                for offset, part in enumerate(parts):
+                    self._show(column * len(self._splits(suite)) + offset, part, suite)
                 if self.store is not None:
                     await self.store.save_eval_run(model=name, mode="react", suite=suite.name,
                                                    results=results, summary=summary.to_dict(),

@@ -201,3 +201,26 @@ def test_a_step_that_hits_its_iteration_limit_passes_on_what_its_tools_returned(
     text = result.runs["step_1"].result or ""
     assert text.startswith("I stopped after 2 iterations")
     assert "What the tools returned:\n- add: 42" in text and "- add: 1337" in text
+
+
+def test_step_agents_are_built_by_the_app_factory_like_every_run() -> None:
+    """A local model's step gets the local policy and the repetition guard; a hosted one
+    neither; both get a context guard and the tool timeout (agent/factory.py)."""
+    from desktop_app.core.local_policy import RoutingPolicy
+
+    class LocalScripted(ScriptedLLM):
+        @property
+        def reuses_prompt_prefix(self) -> bool:
+            return True
+
+    registry = ModelRegistry()
+    registry.register("local", LocalScripted(model_id="local"), default=True)
+    registry.register("hosted", ScriptedLLM(model_id="hosted"), roles=["fast"])
+    executor = DAGExecutor(registry)
+    local = executor._resolve_agent(PlanStep(id="a", task="t"))
+    hosted = executor._resolve_agent(PlanStep(id="b", task="t", model_hint="fast"))
+    assert isinstance(local.policy, RoutingPolicy) and local.guard_repetition
+    assert hosted.policy is None and not hosted.guard_repetition
+    for agent in (local, hosted):
+        assert agent.context_guard is not None and agent.tool_timeout
+        assert agent.max_iterations == executor.max_iterations

@@ -104,18 +104,18 @@ async def test_hosted_models_choose_freely_with_every_tool() -> None:
 def test_the_loop_holds_no_phrase_rules_and_no_product_tool_names() -> None:
     """SPEC §10: the engine knows no language and no product tool by name."""
     import desktop_app.core.agent as agent_package
-    import desktop_app.core.tools.builtin as builtin
+    from desktop_app.core.tools import builtin
 
     names = set()
     for module in Path(builtin.__file__).parent.glob("*.py"):
-        names |= set(re.findall(r'^\s+name = "([a-z_]+)"', module.read_text(), re.M))
+        names |= set(re.findall(r'^\s+name = "([a-z_]+)"', module.read_text(), re.MULTILINE))
     assert {"calculator", "make_table", "note_create"} <= names
     folder = Path(inspect.getfile(agent_package)).parent
     for module in folder.glob("*.py"):
         code = "\n".join(line for line in module.read_text().splitlines()
                          if not line.lstrip().startswith("#"))
-        code = re.sub(r'"""(.*?)"""', "", code, flags=re.S)  # docstrings may give examples
+        code = re.sub(r'"""(.*?)"""', "", code, flags=re.DOTALL)  # docstrings may give examples
         for name in names:
             assert f'"{name}"' not in code, f"{module.name} names the tool {name}"
         assert not re.search(r"re\.compile\([^)]*\\b(?:make|save|then|translate)", code,
-                             re.I), f"{module.name} matches English phrases"
+                             re.IGNORECASE), f"{module.name} matches English phrases"

@@ -107,3 +107,10 @@ async def test_date_calc_counts_from_today_in_any_language() -> None:
                            ("yesterday", "2026-12-02"), ("übermorgen", "2026-12-05")):
         weekday = await tool.run({"operation": "weekday", "date": word})
         assert weekday.text.startswith(expected), word
+
+
+def test_a_bare_degree_beside_one_scale_is_the_other_scale() -> None:
+    from desktop_app.core.tools.builtin.units import convert
+
+    assert convert(180, "degrees", "fahrenheit") == pytest.approx(356)
+    assert convert(98.6, "°F", "degrees") == pytest.approx(37)

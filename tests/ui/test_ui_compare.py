@@ -366,3 +366,32 @@ def test_evaluate_runs_a_suite_on_the_ticked_models_and_shows_a_scoreboard(
     assert window.tabs.currentWidget() is window.eval_panel
     runs = loop.run_until_complete(window.ctx.store.list_eval_runs())
     assert sorted((r.model, r.passed, r.total) for r in runs) == [("right", 2, 2), ("wrong", 0, 2)]
+
+
+def test_evaluate_both_splits_shows_a_column_per_model_and_split(
+        loop, open_compare, tmp_path) -> None:
+    import json
+
+    from desktop_app.core.evals import load_suite
+
+    suite_file = tmp_path / "suite.json"
+    suite_file.write_text(json.dumps({"name": "mini", "version": 1, "tasks": [
+        {"id": "capital", "category": "no_tool", "prompt": "Capital of France?",
+         "needs_tool": False, "expect": {"answer": {"contains": ["paris"]}}},
+        {"id": "capitale", "category": "no_tool", "prompt": "Capitale de la France ?",
+         "needs_tool": False, "split": "heldout", "language": "fr",
+         "expect": {"answer": {"contains": ["paris"]}}}]}))
+    registry = _registry(("m", FunctionLLM(lambda r: "Paris.", tool_call=True)))
+    window = open_compare(registry)
+    window.eval_panel.suite = load_suite(suite_file)
+    window.eval_panel.split.setCurrentIndex(window.eval_panel.split.findData(None))
+    window.set_checked(["m"])
+    window.eval_button.click()
+    loop.run_until_complete(window.wait_idle())
+    table = window.eval_panel.table
+    headers = [table.horizontalHeaderItem(i).text() for i in range(table.columnCount())]
+    rows = [table.verticalHeaderItem(i).text() for i in range(table.rowCount())]
+    assert headers == ["m · dev", "m · heldout"]
+    language_row = rows.index("other languages")
+    assert table.item(language_row, 0).text() == "–"
+    assert table.item(language_row, 1).text().startswith("1/1")

@@ -66,7 +66,13 @@ async def warm_up(llm: LLM, tools: ToolRegistry) -> None:
     agent = make_agent(llm, tools)
     native = agent.mode == "native"
     messages = agent._initial_messages("", (), tools, native)[:1]  # the system turn only
-    await warm(messages, tools.specs() if native and len(tools) else None)
+    if not (native and len(tools)):
+        await warm(messages, None)
+        return
+    # The policy's first question offers a tool list of its own: its prompt state too.
+    variants = agent.policy.warm_tool_lists(tools) if agent.policy is not None else []
+    for specs in [tools.specs(), *variants]:
+        await warm(messages, specs)
 
 
 #: Tool-loop turns for a local model. Every eval task needs at most five; the engine's 50

@@ -131,10 +131,10 @@ async def run_native(state: RunState) -> None:
                                                    tool_call_id=call.id, name=call.name))
         injected = state.drain_interrupts()
         await state.inject(injected)  # only after every tool message
-        if not injected and state.policy is not None:
-            if await state.policy.after_tools(state, steps):
-                state.stop_reason = "final_answer"
-                await state.emit(AnswerSignal())  # the answer is written from the trace
-                return
+        if (not injected and state.policy is not None
+                and await state.policy.after_tools(state, steps)):
+            state.stop_reason = "final_answer"
+            await state.emit(AnswerSignal())  # the answer is written from the trace
+            return
 
     state.stop_reason = "max_iterations"

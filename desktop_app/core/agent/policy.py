@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from desktop_app.core.agent.result import StepRecord
-from desktop_app.core.llm.base import ToolChoice
+from desktop_app.core.llm.base import ToolChoice, ToolSpec
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 from desktop_app.core.tools.base import ToolRegistry
 
@@ -51,6 +51,11 @@ class RunPolicy(Protocol):
 
     async def next_tool_choice(self, state: RunView) -> ToolChoice:
         """``tool_choice`` of a turn after tools ran (None: the model is free)."""
+        ...
+
+    def warm_tool_lists(self, registry: ToolRegistry) -> list[list[ToolSpec]]:
+        """Tool lists, besides the registry's own, that this policy's calls offer: their
+        system turns are prepared with the model (a local model's prompt state)."""
         ...
 
     async def after_tools(self, state: RunView, steps: list[StepRecord]) -> str | None:

@@ -153,7 +153,7 @@ def _timed_out(error: str) -> bool:
     return "timed out" in lowered or "timeout" in lowered or "did not finish" in lowered
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
     except ValueError:

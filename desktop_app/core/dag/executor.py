@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from desktop_app.core.agent import ReActAgent, partial_result
 from desktop_app.core.agent.events import Event
 from desktop_app.core.agent.result import StepRecord
-from desktop_app.core.context import ContextGuard
 from desktop_app.core.dag.events import DagStepDone, DagStepProgress, DagStepStart
 from desktop_app.core.dag.plan import Plan, PlanStep, natural_key
 from desktop_app.core.dag.results import (
@@ -147,15 +146,13 @@ class DAGExecutor:
         # Tools that change things need a yes from the user; with nobody to ask, the answer
         # is no (the model sees the refusal), never a silent yes.
         options.setdefault("confirm", deny_unconfirmed)
-        # A hung tool must not hang a step (and with it the plan): the app's default limit.
-        from desktop_app.core.agent.factory import DEFAULT_TOOL_TIMEOUT
+        options.setdefault("system_prompt", self.system_prompt)
+        options.setdefault("max_iterations", self.max_iterations)
+        # Built like every other run (window, ask, Compare, eval): the same defaults for the
+        # step's model (a context guard, the tool timeout, a local model's policy).
+        from desktop_app.core.agent.factory import make_agent
 
-        options.setdefault("tool_timeout", DEFAULT_TOOL_TIMEOUT)
-        if "context_guard" not in options:
-            # Steps of a local model have small windows: keep each step's loop in budget.
-            options["context_guard"] = ContextGuard(llm)
-        return ReActAgent(llm, tools, system_prompt=self.system_prompt,
-                          max_iterations=self.max_iterations, **options)
+        return make_agent(llm, tools, **options)
 
     async def _run_agent_step(self, step: PlanStep, ctx: StepContext) -> StepOutput:
         """The default step runner: a fresh ReActAgent on the step's model."""

@@ -88,5 +88,5 @@ def _table_reason(rows: list[list[str]], spec: dict[str, Any]) -> str | None:
 
 def visible_text(html: str) -> str:
     """The words of an HTML document (tags, scripts and styles removed)."""
-    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S | re.I)
+    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.DOTALL | re.IGNORECASE)
     return " ".join(re.sub(r"<[^>]+>", " ", html).split())

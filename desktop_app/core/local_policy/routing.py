@@ -29,7 +29,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.agent.policy import FirstTurnPlan
-from desktop_app.core.llm.base import LLM, ChoosesTool, ToolChoice
+from desktop_app.core.llm.base import LLM, ChoosesTool, ToolChoice, ToolSpec
 from desktop_app.core.llm.types import ToolCall
 from desktop_app.core.tools.base import Tool, ToolRegistry, ToolResult
 
@@ -50,7 +50,7 @@ class ReplyTool(Tool):
 
     name = REPLY
     description = REPLY_DESCRIPTION
-    parameters: dict[str, Any] = {
+    parameters: dict[str, Any] = {  # noqa: RUF012 - read only, as every tool's schema
         "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
@@ -75,8 +75,7 @@ class RoutingPolicy:
             search = ToolCall(id="call_search_documents", name=DOCUMENT_SEARCH,
                               arguments=json.dumps({"query": state.query}))
             return FirstTurnPlan(calls=[search])
-        offered = [*state.registry.specs(), ReplyTool().spec()]
-        chosen = await self._llm.choose_tool(state.messages, offered)
+        chosen = await self._llm.choose_tool(state.messages, self._offered(state.registry))
         if chosen is None or chosen == REPLY or chosen not in state.registry:
             return FirstTurnPlan(registry=ToolRegistry())
         return FirstTurnPlan(tool_choice={"type": "function", "function": {"name": chosen}})
@@ -86,6 +85,13 @@ class RoutingPolicy:
         tool ran, the bundled model chose to answer in all 12 chained tasks of the dev
         split, so the question only cost time.)"""
         return None
+
+    def warm_tool_lists(self, registry: ToolRegistry) -> list[list[ToolSpec]]:
+        return [self._offered(registry)] if len(registry) else []
+
+    @staticmethod
+    def _offered(registry: ToolRegistry) -> list[ToolSpec]:
+        return [*registry.specs(), ReplyTool().spec()]
 
     async def after_tools(self, state: RunView, steps: list[StepRecord]) -> str | None:
         made = [step.tool for step in steps if step.error is None

@@ -121,10 +121,27 @@ def _from_kelvin(value: float, scale: str) -> float:
             "R": value * 9 / 5}[scale]
 
 
+_BARE_DEGREES = {"degree", "degrees", "deg", "°", "grad", "grados", "degrés", "degres"}
+
+
+def _bare_degrees(from_unit: str, to_unit: str) -> tuple[str, str]:
+    """"degrees" → "fahrenheit" means Celsius to Fahrenheit (and the other way round): a
+    bare degree beside one everyday scale is the other one (models write it so)."""
+    other = {"C": "F", "F": "C"}
+    pair = [from_unit, to_unit]
+    for index in (0, 1):
+        if pair[index].strip().lower() in _BARE_DEGREES:
+            known = _TEMPERATURE.get(_normalise(pair[1 - index]))
+            if known in other:
+                pair[index] = other[known]
+    return pair[0], pair[1]
+
+
 def convert(value: float, from_unit: str, to_unit: str) -> float:
     """Convert ``value`` between two units of the same dimension; raise on a mismatch."""
     if not math.isfinite(value):
         raise ToolArgumentError(f"The value {value} is not a finite number.")
+    from_unit, to_unit = _bare_degrees(from_unit, to_unit)
     src_dim, src = _lookup(from_unit)
     dst_dim, dst = _lookup(to_unit)
     if src_dim != dst_dim:
