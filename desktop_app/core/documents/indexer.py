@@ -11,6 +11,7 @@ error stored beside it and the sync goes on. Blocking: run it in a worker thread
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -70,11 +71,33 @@ ProgressFn = Callable[[SyncProgress], None]
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
 
 
+def _regular_inside(path: Path) -> bool:
+    """``path`` is a regular file itself, not a symlink (to a host file outside the
+    folder, say) nor a FIFO, socket or device that would block or leak when opened."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _printable_name(name: str) -> bool:
+    """The file name is valid Unicode (a name that is not valid UTF-8 reaches Python with
+    surrogates, which SQLite and the window cannot store or show)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def walk_source(source: Path) -> tuple[list[Path], list[str]]:
     """Supported files under ``source`` (a file or folder) and the folders it could not
-    open (hidden folders and files are left out)."""
+    open (hidden folders and files are left out). Inside a folder only regular files count:
+    a symlink is never followed out of the folder the user added, and a FIFO or device is
+    never opened."""
     if source.is_file():
-        return ([source] if is_supported(source) else []), []
+        # A file the user picked themselves: a link to it means the file it points to.
+        return ([source.resolve()] if is_supported(source) else []), []
     if not source.is_dir():
         return [], [f"{source}: not found"]
     files: list[Path] = []
@@ -87,7 +110,12 @@ def walk_source(source: Path) -> tuple[list[Path], list[str]]:
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
         for name in sorted(names):
             path = Path(root) / name
-            if not name.startswith(".") and is_supported(path):
+            if name.startswith(".") or not is_supported(path):
+                continue
+            if not _printable_name(name):
+                problems.append(f"{os.fsencode(path)!r}: the file name is not valid UTF-8; "
+                                "rename the file to index it")
+            elif _regular_inside(path):
                 files.append(path)
     return files, problems
 
@@ -184,6 +212,8 @@ class Indexer:
         chunks = []
         error = None
         try:
+            if not _regular_inside(path):  # swapped for a link or a FIFO since the scan
+                raise ConversionError("This is no longer a regular file; it was skipped.")
             sections = convert(path)
             chunks = chunk_sections(sections)
             vectors = self._embedder.embed(
