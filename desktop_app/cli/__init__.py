@@ -42,6 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from desktop_app.ui.app import run_app
 
         return run_app()
+    from desktop_app.cli.terminal import SafeStream
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)  # type: ignore[assignment]
     try:
         return int(args.func(args) or 0)
     except DesktopAppError as exc:
@@ -50,3 +54,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout, sys.stderr = streams
