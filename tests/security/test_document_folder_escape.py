@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 
-
 @pytest.fixture
 def library(tmp_path: Path):
     from desktop_app.core.documents import DocumentLibrary
