@@ -21,6 +21,9 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="desktop-app",
         description="A private, local-first chat assistant. Without a command, opens the window.")
     parser.add_argument("--version", action="version", version=f"desktop-app {__version__}")
+    parser.add_argument("--offline", action="store_true",
+                        help="the offline lock: nothing leaves this computer (hosted models, "
+                             "the model hub and downloads are refused; localhost is allowed)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         if info.name.startswith("_") or info.name == "common":
@@ -32,12 +35,28 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _apply_offline_lock(flag: bool) -> None:
+    """The lock is on for this process when asked with --offline or set in the settings."""
+    from desktop_app.core import egress
+
+    on = flag
+    if not on:
+        from desktop_app.core.config.settings import load_settings
+
+        try:
+            on = load_settings(strict=True).privacy.offline
+        except DesktopAppError:
+            on = False  # the command reports a broken settings file itself
+    egress.set_offline(on)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     from desktop_app.core import log_setup
 
     log_setup.install()  # warnings on stderr, keys scrubbed from every line
+    _apply_offline_lock(args.offline)
     if args.command is None:
         from desktop_app.ui.app import run_app
 

@@ -132,6 +132,9 @@ def _hub_call(what: str, call: Callable[[], Any]) -> Any:
 
     if _offline():
         raise HubError(f"Cannot {what}: offline mode is on (HF_HUB_OFFLINE is set).")
+    from desktop_app.core import egress
+
+    egress.guard(endpoint(), f"request to {what}")
     try:
         return call()
     except OfflineModeIsEnabled:
@@ -266,6 +269,9 @@ def _transfer(url: str, part: _PartFile, progress: DownloadProgress,
     """Append the rest of ``url`` to ``part``."""
     from huggingface_hub.utils import build_hf_headers, get_session
 
+    from desktop_app.core import egress
+
+    egress.guard(url, "download")
     have = part.size
     headers = build_hf_headers()
     headers["Accept-Encoding"] = "identity"

@@ -121,6 +121,11 @@ class UiSettings(BaseModel):
     theme: Literal["light", "dark", "system"] = "system"
 
 
+class PrivacySettings(BaseModel):
+    #: The offline lock: nothing leaves the computer (core/egress); loopback stays allowed.
+    offline: bool = False
+
+
 class Settings(BaseModel):
     """Everything the user can configure."""
 
@@ -137,6 +142,7 @@ class Settings(BaseModel):
     #: The user's own assistants (the built-in ones come from resources/assistants.json).
     assistants: list[AssistantConfig] = Field(default_factory=list)
     ui: UiSettings = Field(default_factory=UiSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
 
 
 def settings_path() -> Path:

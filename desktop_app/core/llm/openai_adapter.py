@@ -84,6 +84,11 @@ class OpenAICompatibleLLM(LLM):
         Pooled connections belong to the loop that opened them, so a new loop (the CLI runs
         one ``asyncio.run`` per command; tests do too) gets a fresh client.
         """
+        from desktop_app.core import egress
+
+        # Before any connection (or DNS lookup) the offline lock decides.
+        egress.guard(str(self._client_options.get("base_url") or "https://api.openai.com/v1"),
+                     "request to the model")
         loop = asyncio.get_running_loop()
         if self._bound is None or self._bound[0] is not loop:
             self._release_stale_client()
