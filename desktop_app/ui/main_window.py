@@ -107,6 +107,10 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([260, 900, 0])
         self.setCentralWidget(self.splitter)
+        from desktop_app.ui.offline_switch import OfflineSwitch
+
+        self.offline_switch = OfflineSwitch(ctx, self.spawn)
+        self.statusBar().addPermanentWidget(self.offline_switch)
         self.artifact_dock = ArtifactDock(self.splitter, self.sidebar, self.artifact_pane)
 
         self.sidebar.new_requested.connect(self.new_conversation)
