@@ -438,8 +438,15 @@ class MainWindow(QMainWindow):
 
         dialog = SettingsDialog(self.ctx.settings, self)
         dialog.saved.connect(lambda s: self.spawn(self.apply_settings(s)))
+        dialog.saved.connect(lambda _s: self._report_removed_keys(dialog))
         dialog.open()
         self.settings_dialog = dialog
+
+    def _report_removed_keys(self, dialog: Any) -> None:
+        names = getattr(dialog, "removed_keys", [])
+        if names:
+            self.banner.set_status("Removed from the keyring: the API key of "
+                                   + ", ".join(f"“{n}”" for n in names) + ".")
 
     async def apply_settings(self, settings: Any) -> None:
         """Adopt saved settings; models are swapped only once no answer is being written."""

@@ -265,10 +265,26 @@ class SettingsDialog(QDialog):
                 return False
             s.endpoints[index] = endpoint.model_copy(update={"api_key_ref": ref})
         self.endpoints.new_keys.clear()
+        self.removed_keys = self._forget_removed_keys(s)
         self.saved_settings = s
         self.saved.emit(s)
         self.accept()
         return True
+
+    def _forget_removed_keys(self, saved: Settings) -> list[str]:
+        """Delete from the keyring the keys of endpoints that were removed: a key must not
+        outlive the endpoint it was given for. Returns the endpoints whose key went."""
+        kept = {e.api_key_ref for e in saved.endpoints if e.api_key_ref}
+        removed = []
+        for endpoint in self.original.endpoints:
+            ref = endpoint.api_key_ref
+            if ref and ref not in kept:
+                try:
+                    secrets.delete_api_key(ref)
+                except (SecretsError, ConfigError):
+                    continue  # no keyring: nothing was stored there
+                removed.append(endpoint.name)
+        return removed
 
     def _show_error(self, text: str) -> None:
         self.error.setText(f"⚠ {text}")

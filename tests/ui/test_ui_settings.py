@@ -230,3 +230,30 @@ def test_about_names_the_version_and_where_data_lives(qtbot, app_home) -> None:
     text = dialog.about.facts.text()
     assert __version__ in text and str(app_home) in text
     assert "llama-cpp-python" in text
+
+
+def test_removing_an_endpoint_removes_its_key_and_says_so(qtbot, loop, memory_keyring) -> None:
+    """A key must not outlive the endpoint it was given for (issue 25)."""
+    memory_keyring.store[("desktop-app", "endpoint:lab")] = SECRET
+    memory_keyring.store[("desktop-app", "endpoint:other")] = "sk-other-0000000000"
+    settings = Settings(endpoints=[
+        EndpointModelConfig(name="lab", base_url="https://api.example.com/v1", model="m",
+                            api_key_ref="endpoint:lab"),
+        EndpointModelConfig(name="other", base_url="https://api.example.org/v1", model="m",
+                            api_key_ref="endpoint:other")])
+
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(model_id="m"), settings=settings)
+        window.open_settings()
+        dialog = window.settings_dialog
+        dialog.endpoints.list.setCurrentRow(0)
+        dialog.endpoints.remove_endpoint()
+        assert dialog.save()
+        for task in list(window._tasks):
+            await task
+        return window
+
+    window = loop.run_until_complete(scenario())
+    assert ("desktop-app", "endpoint:lab") not in memory_keyring.store
+    assert memory_keyring.store[("desktop-app", "endpoint:other")] == "sk-other-0000000000"
+    assert "“lab”" in window.banner.label.text() and "keyring" in window.banner.label.text()
