@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,7 +109,8 @@ def test_a_new_process_restores_the_system_turn_from_disk(bundled_model_path: Pa
 
 def test_warm_up_puts_the_run_s_system_turn_in_the_cache(bundled_model_path: Path,
                                                         tmp_path: Path) -> None:
-    """What the window does after loading: the first question then only evaluates itself."""
+    """What the window does after loading: the first question then only evaluates itself,
+    in the policy's first decision and in the answer after it."""
     from desktop_app.core.agent.factory import make_agent, warm_up
     from desktop_app.core.agent.runner import drive_run
     from desktop_app.core.tools.base import ToolRegistry
@@ -117,6 +119,15 @@ def test_warm_up_puts_the_run_s_system_turn_in_the_cache(bundled_model_path: Pat
     llm = LlamaCppLLM(bundled_model_path, name="warm", context_size=4096,
                       prompt_cache_dir=tmp_path)
     tools = ToolRegistry(default_tools())
+    seen: list[Any] = []
+    choose = llm.choose_tool
+
+    async def recording_choose(*args: Any, **kwargs: Any) -> Any:
+        chosen = await choose(*args, **kwargs)
+        seen.append(llm.last_stats)
+        return chosen
+
+    llm.choose_tool = recording_choose  # type: ignore[method-assign]
 
     async def run() -> None:
         try:
@@ -127,9 +138,11 @@ def test_warm_up_puts_the_run_s_system_turn_in_the_cache(bundled_model_path: Pat
             await llm.aclose()
 
     asyncio.run(run())
-    stats = llm.last_stats
-    assert stats is not None and stats.prefix_source == "memory"
-    assert stats.prompt_eval_tokens < 40 < stats.prompt_tokens
+    decision = seen[0]
+    assert decision is not None and decision.prefix_source == "memory"
+    assert decision.prompt_eval_tokens < 40 < decision.prompt_tokens
+    answer = llm.last_stats  # a plain-chat answer: its prompt is the question alone
+    assert answer is not None and answer.prompt_eval_tokens < 60
 
 
 class _ThinkingLLM(LlamaCppLLM):
