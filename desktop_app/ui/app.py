@@ -90,8 +90,7 @@ async def open_window(app: QApplication, ctx: object | None = None):  # -> MainW
 
 
 def prepare_default_model(window: object) -> None:
-    """First launch: assemble the bundled model and prepare its prompt state in the
-    background, with progress shown, so the first question is not the one that waits."""
+    """First launch: assemble the bundled model in the background, with progress shown."""
     from desktop_app.ui.main_window import MainWindow
 
     assert isinstance(window, MainWindow)
@@ -102,20 +101,24 @@ def prepare_default_model(window: object) -> None:
     if entry.kind != "bundled":
         return
     from desktop_app.core.llm import bundled
-    from desktop_app.core.llm.factory import prompt_state_dir
 
-    state_dir = prompt_state_dir()
-    if bundled.is_bundled_model_ready() and state_dir.is_dir() and any(state_dir.iterdir()):
+    if bundled.is_bundled_model_ready():
         return  # loading (0.4 s) waits for the first message; memory stays low until then
 
     async def assemble() -> None:
+        window.controller.model_status.emit("Preparing the built-in model (first launch only)…")
+
+        def progress(done: int, total: int) -> None:
+            loop.call_soon_threadsafe(window.controller.model_progress.emit, done, total)
+
         try:
-            # Assembles the model if needed, loads it and builds the prompt state the first
-            # question would otherwise build (about 20 s on 2 cores), all with progress.
-            await window.controller.preload(registry.default_name)
+            await asyncio.to_thread(bundled.ensure_bundled_model, progress)
         except Exception as exc:  # noqa: BLE001 - shown where the user will look
             window.show_error(str(exc))
+        finally:
+            window.controller.model_status.emit("")
 
+    loop = asyncio.get_running_loop()
     window.spawn(assemble())
 
 
