@@ -43,11 +43,12 @@ for _ in $(seq 120); do
 done
 [[ -n "${win:-}" ]] || { echo "[smoke] no window appeared"; cat "$home/window.log"; exit 1; }
 echo "[smoke] window appeared" >&2
-# Wait until the window has laid itself out, then click into the message box (bottom
+# Wait until the window has laid itself out, then click into the message box (above the
+# Documents row and the status bar with the offline switch, at the bottom
 # middle; Xvfb has no window manager to give the window focus) and type.
 sleep 8
 eval "$(xdotool getwindowgeometry --shell "$win")"
-xdotool mousemove --window "$win" $((WIDTH / 2)) $((HEIGHT - 60)) click 1
+xdotool mousemove --window "$win" $((WIDTH / 2)) $((HEIGHT - 85)) click 1
 sleep 0.5
 xdotool type --delay 30 "What is the capital of Italy? Answer with one word."
 xdotool key Return
