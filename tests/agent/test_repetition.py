@@ -29,11 +29,18 @@ def test_a_loop_is_found(text: str, unit: str) -> None:
     "```markdown ```markdown ```markdown",  # 3 copies but under MIN_SPAN characters
     "Done.\n" + "The answer is 42.\n" * 12,  # whole lines: a chorus, a checklist
     "Chorus:\nLa la la, we sing along\n" * 6,
-    "- [ ] check\n" * 30,
+    "- [ ] check\n" * 12,
     "It was very, very, very, very good.",
 ])
 def test_ordinary_text_is_not_a_loop(text: str) -> None:
     assert repeated_tail(text) is None
+
+
+def test_a_table_row_written_again_and_again_is_a_loop() -> None:
+    """The held-out run met an answer that wrote one table row until the context was full."""
+    text = "| Planet | Order |\n|---|---|\n" + "| Mercury | 1 |\n" * 40
+    found = repeated_tail(text)
+    assert found is not None and found[0].strip() == "| Mercury | 1 |"
 
 
 def test_code_is_never_cut() -> None:

@@ -11,13 +11,18 @@ from __future__ import annotations
 #: A loop is the same piece of text with a letter in it, at least ``MIN_UNIT`` characters
 #: long, at least ``MIN_REPEATS`` times in a row and ``MIN_SPAN`` characters in all. Units
 #: without a letter are left alone: rules ("-----"), table separators ("| --- | --- |")
-#: and digits repeat legitimately, and so do lines: code with identical lines, a song's
-#: chorus, a checklist. A unit holding a line break, or text inside a code block, is never
-#: taken for a loop; a real degenerate loop repeats a short run of words on one line far
-#: more often than any text does on purpose.
+#: and digits repeat legitimately, and so do lines: a song's chorus, a checklist. Text
+#: inside a code block is never taken for a loop (code repeats itself); a unit holding a
+#: line break needs ``MIN_LINE_REPEATS`` copies; a real degenerate loop repeats far more
+#: often than any text does on purpose.
 MIN_UNIT = 4
 MIN_REPEATS = 8
 MIN_SPAN = 160
+#: Whole lines repeat on purpose (a chorus, a checklist, rows of a table) but not this
+#: often: a unit that holds a line break is a loop only from here on. Without it a table
+#: row written again and again ran on to the context limit (minutes on 2 cores).
+MIN_LINE_REPEATS = 16
+MIN_LINE_SPAN = 480
 #: Longest unit looked for (a repeated paragraph longer than this is rare and costs more to
 #: look for on every token than it saves).
 MAX_UNIT = 240
@@ -29,9 +34,10 @@ def repeated_tail(text: str) -> tuple[str, int] | None:
     longest = min(MAX_UNIT, len(text) // MIN_REPEATS)
     for size in range(MIN_UNIT, longest + 1):
         unit = text[-size:]
-        needed = max(MIN_REPEATS, -(-MIN_SPAN // size))
-        if "\n" in unit or not text.endswith(unit * needed) or not any(
-                c.isalpha() for c in unit):
+        lines = "\n" in unit
+        needed = (max(MIN_LINE_REPEATS, -(-MIN_LINE_SPAN // size)) if lines
+                  else max(MIN_REPEATS, -(-MIN_SPAN // size)))
+        if not text.endswith(unit * needed) or not any(c.isalpha() for c in unit):
             continue
         times = needed
         while text.endswith(unit * (times + 1)):
