@@ -77,8 +77,6 @@ async def run_native(state: RunState) -> None:
         await state.emit(ThinkingStart(iteration=iteration))
         cut_short = live = False
         choice: Any = state.take_tool_choice() if specs else None
-        if specs and choice is None and state.steps and state.policy is not None:
-            choice = await state.policy.next_tool_choice(state)
         if streaming:
             live = not state.steps or state.continue_after_tools
             reply, cut_short = await state.stream_turn(

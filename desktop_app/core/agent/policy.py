@@ -2,10 +2,10 @@
 
 The loop asks a ``RunPolicy`` before the model's first turn and does what the answer says:
 which tools to offer (an empty registry: answer as plain chat), which tool the first turn
-must call, and which calls to run for the model; after each turn's calls, whether the work
-is done; and before each later turn, whether it must call a tool. The loop knows nothing of how a
-policy decides; policies live in ``desktop_app.core.local_policy`` and are chosen per model
-by the agent factory (hosted models get none).
+must call, and which calls to run for the model; and after each turn's calls, whether the
+work is done. The loop knows nothing of how a policy decides; policies live in
+``desktop_app.core.local_policy`` and are chosen per model by the agent factory (hosted
+models get none).
 """
 
 from __future__ import annotations
@@ -47,10 +47,6 @@ class RunPolicy(Protocol):
 
     async def before_first_turn(self, state: RunView) -> FirstTurnPlan:
         """How the run starts: ``state`` holds the question, tools and messages."""
-        ...
-
-    async def next_tool_choice(self, state: RunView) -> ToolChoice:
-        """``tool_choice`` of a turn after tools ran (None: the model is free)."""
         ...
 
     def warm_tool_lists(self, registry: ToolRegistry) -> list[list[ToolSpec]]:

@@ -240,17 +240,6 @@ class RunState:
                                       reasoning_content="".join(reasoning) or None)
         return reply, cut_short
 
-    async def say(self, text: str) -> None:
-        """``text`` as this run's final answer, sent whole to the answer sink (if any)."""
-        self.answer = text
-        await self.emit(AnswerSignal())
-        if self.answer_sink is not None and text.strip():
-            if self.streamed.strip():
-                text = "\n\n" + text
-            self.streamed += text
-            await self.answer_sink(text)
-            self.answer_streamed = True
-
     def _estimate_prompt(self, tools: list[ToolSpec] | None) -> int:
         from desktop_app.core.context.tokens import TokenCounter
 

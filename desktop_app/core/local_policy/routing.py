@@ -29,7 +29,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.agent.policy import FirstTurnPlan
-from desktop_app.core.llm.base import LLM, ChoosesTool, ToolChoice, ToolSpec
+from desktop_app.core.llm.base import LLM, ChoosesTool, ToolSpec
 from desktop_app.core.llm.types import ToolCall
 from desktop_app.core.tools.base import Tool, ToolRegistry, ToolResult
 
@@ -79,12 +79,6 @@ class RoutingPolicy:
         if chosen is None or chosen == REPLY or chosen not in state.registry:
             return FirstTurnPlan(registry=ToolRegistry())
         return FirstTurnPlan(tool_choice={"type": "function", "function": {"name": chosen}})
-
-    async def next_tool_choice(self, state: RunView) -> ToolChoice:
-        """Turns after the first are the model's own. (Asked the same choice again after a
-        tool ran, the bundled model chose to answer in all 12 chained tasks of the dev
-        split, so the question only cost time.)"""
-        return None
 
     def warm_tool_lists(self, registry: ToolRegistry) -> list[list[ToolSpec]]:
         return [self._offered(registry)] if len(registry) else []
