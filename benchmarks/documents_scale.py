@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from retrieval import DEFAULT_SOURCES, faq_entries  # noqa: E402
+from retrieval import DEFAULT_SOURCES, faq_entries
 
-from desktop_app.core.documents import DocumentLibrary  # noqa: E402
+from desktop_app.core.documents import DocumentLibrary
 
 
 def paragraphs(sources: Path) -> list[str]:

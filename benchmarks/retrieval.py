@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from desktop_app.core.documents import DocumentLibrary  # noqa: E402
+from desktop_app.core.documents import DocumentLibrary
 
 DEFAULT_SOURCES = Path("/usr/share/doc/python3.11/html/_sources")
 _UNDERLINE = re.compile(r"^([=\-^~*+#\"'`])\1{2,}\s*$")

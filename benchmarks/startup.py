@@ -31,7 +31,7 @@ TIMEOUT_S = 120.0
 
 def _window_visible() -> bool:
     found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", WINDOW_TITLE],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, check=False)
     return bool(found.stdout.strip())
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import statistics
@@ -89,7 +90,7 @@ def bench_cold_start(runs: int = 3) -> dict[str, float]:
                    QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
         started = time.time()
         proc = subprocess.run([sys.executable, "-c", _CHILD], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=120, check=False)
         lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
         if "SHOWN" not in lines:
             raise SystemExit(f"the app did not start:\n{proc.stderr[-3000:]}")
@@ -109,14 +110,14 @@ def bench_cold_start(runs: int = 3) -> dict[str, float]:
 def synthetic_answer(tokens: int) -> list[str]:
     """A long Markdown answer split into ~4-character tokens, like a model streams it."""
     blocks = [
-        "## Section {n}\n\nThe quick analysis of item {n} shows a steady trend; the numbers "
-        "below summarise what changed and why it matters for the next step.\n\n",
+        ("## Section {n}\n\nThe quick analysis of item {n} shows a steady trend; the numbers "
+         "below summarise what changed and why it matters for the next step.\n\n"),
         "- first point about {n}\n- second point, with `inline code`\n- third point\n\n",
         "```python\ndef step_{n}(values):\n    total = sum(values)\n    return total / len(values)\n```\n\n",
         "| metric | value |\n|---|---|\n| items | {n} |\n| ratio | 0.{n} |\n\n",
-        "A longer paragraph follows, explaining the details of the computation in plain "
-        "words so that a reader can check every step without running the code themselves. "
-        "It goes on for a while, as real answers do, with **bold** and *italic* text.\n\n",
+        ("A longer paragraph follows, explaining the details of the computation in plain "
+         "words so that a reader can check every step without running the code themselves. "
+         "It goes on for a while, as real answers do, with **bold** and *italic* text.\n\n"),
     ]
     text, n = "", 0
     while len(text) < tokens * 4:
@@ -183,7 +184,7 @@ async def bench_stall(window, tokens: int) -> dict[str, float]:
     timer.stop()
     elapsed = time.perf_counter() - started
     turn.end_answer()
-    gaps = sorted((b - a) * 1000 for a, b in zip(ticks, ticks[1:]))
+    gaps = sorted((b - a) * 1000 for a, b in itertools.pairwise(ticks))
     p99 = gaps[int(0.99 * (len(gaps) - 1))]
     return {"stream_tokens": produced, "stream_tok_per_s": produced / elapsed,
             "tick_interval_ms_p50": statistics.median(gaps), "tick_interval_ms_p99": p99,
@@ -207,7 +208,7 @@ async def bench_typing(window, tokens: int) -> dict[str, float]:
     latencies: list[float] = []
 
     class PaintWatch(QObject):
-        def eventFilter(self, obj, event):  # noqa: N802 (Qt naming)
+        def eventFilter(self, obj, event):
             if event.type() == QEvent.Type.Paint and pending:
                 latencies.append((time.perf_counter() - pending.pop(0)) * 1000)
                 pending.clear()

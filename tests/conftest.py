@@ -15,9 +15,9 @@ os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --disable-bac
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
-import keyring  # noqa: E402
-import pytest  # noqa: E402
-from keyring.backend import KeyringBackend  # noqa: E402
+import keyring
+import pytest
+from keyring.backend import KeyringBackend
 
 
 class MemoryKeyring(KeyringBackend):
@@ -58,5 +58,5 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 
 
 # Real-model and real-server fixtures shared by every test package.
-from fixtures_llama import *  # noqa: E402,F403
-from fixtures_server import *  # noqa: E402,F403
+from fixtures_llama import *
+from fixtures_server import *

@@ -22,7 +22,7 @@ def about_facts() -> list[tuple[str, str]]:
         import llama_cpp
 
         llama = getattr(llama_cpp, "__version__", "?")
-    except Exception:  # a broken build: the dialog still opens
+    except Exception:  # noqa: BLE001 - a broken build: the dialog still opens
         llama = "not available"
     return [
         ("Version", __version__),

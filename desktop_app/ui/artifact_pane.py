@@ -156,7 +156,7 @@ class ArtifactPane(QFrame):
         elif self.current() is None:
             self.placeholder.setText("Pick an artifact above to preview it.")
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt naming)
+    def showEvent(self, event: QShowEvent) -> None:
         # Opened with artifacts but none picked: show the newest rather than a blank pane.
         super().showEvent(event)
         if self.current() is None and self.artifacts:

@@ -37,7 +37,7 @@ class ComposerInput(QPlainTextEdit):
         self.textChanged.connect(self._grow)
         self._grow()
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt naming)
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
@@ -59,7 +59,7 @@ class ComposerInput(QPlainTextEdit):
         margins = 2 * int(self.document().documentMargin()) + 2 * self.frameWidth() + 14
         self.setFixedHeight(self.fontMetrics().lineSpacing() * min(lines, MAX_LINES) + margins)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - re-wrap changes the line count
+    def resizeEvent(self, event) -> None:  # re-wrap changes the line count
         super().resizeEvent(event)
         self._grow()
 

@@ -287,7 +287,7 @@ class DocumentsWindow(QDialog):
         current = f" · {Path(state.current).name}" if state.current else ""
         self.progress_label.setText(f"{verb} {state.done}/{state.total}{current}")
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt naming)
+    def closeEvent(self, event: Any) -> None:
         # Indexing goes on in the background; the window only stops showing it.
         self._timer.stop()
         super().closeEvent(event)

@@ -500,7 +500,7 @@ class MainWindow(QMainWindow):
         window.activateWindow()
 
     # --- closing --------------------------------------------------------------------------------
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.is_closed = True
         save_state(geometry=bytes(self.saveGeometry().toBase64()).decode())
         self.controller.stop()

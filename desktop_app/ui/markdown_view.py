@@ -84,11 +84,11 @@ class AutoHeightBrowser(QTextBrowser):
         if height != self.height():
             self.setFixedHeight(height)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit()
 
-    def wheelEvent(self, event) -> None:  # noqa: N802
+    def wheelEvent(self, event) -> None:
         # Let the chat scroll area scroll; this view never scrolls vertically itself.
         event.ignore()
 

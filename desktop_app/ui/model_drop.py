@@ -29,7 +29,7 @@ class GgufDropFilter(QObject):
         target.setAcceptDrops(True)
         target.installEventFilter(self)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
             assert isinstance(event, QDragEnterEvent)
             if gguf_paths(list(event.mimeData().urls())):

@@ -232,10 +232,10 @@ class ElsewhereTab(QWidget):
             return
         try:
             self.status.setText(self.window_.add_file(self.found[index].path))
-        except Exception as exc:  # a broken file: say so
+        except Exception as exc:  # noqa: BLE001 - a broken file: say so
             self.status.setText(getattr(exc, "message", None) or str(exc))
 
-    def showEvent(self, event: object) -> None:  # noqa: N802
+    def showEvent(self, event: object) -> None:
         super().showEvent(event)  # type: ignore[arg-type]
         if not self.found:
             self.window_.spawn(self.scan())

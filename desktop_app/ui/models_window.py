@@ -176,7 +176,7 @@ class ModelsWindow(QWidget):
     async def _guard(self, coro: Any) -> None:
         try:
             await coro
-        except Exception as exc:  # shown, never a traceback
+        except Exception as exc:  # noqa: BLE001 - shown, never a traceback
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             self.message.setText(f"Something went wrong: {message}")
 
@@ -328,7 +328,7 @@ class ModelsWindow(QWidget):
         self.message.setText(self.add_file(path))
         self.tabs.setCurrentIndex(0)
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self.spawn(self.refresh())
 
@@ -357,6 +357,6 @@ def add_dropped_models(main: Any, paths: list[Path]) -> None:
     for path in paths:
         try:
             messages.append(window.add_file(path))
-        except Exception as exc:  # not a model: say why, add the others
+        except Exception as exc:  # noqa: BLE001 - not a model: say why, add the others
             messages.append(getattr(exc, "message", None) or str(exc))
     window.message.setText(" ".join(messages))

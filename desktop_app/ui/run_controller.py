@@ -34,7 +34,7 @@ def _import_adapter(kind: str) -> None:
     imported on another thread while the Qt event loop runs (seen with llama_cpp → jinja2)."""
     if kind in ("bundled", "local"):
         import desktop_app.core.llm.llama_cpp_adapter
-        import desktop_app.core.llm.llama_loading  # noqa: F401 - loads llama_cpp itself
+        import desktop_app.core.llm.llama_loading  # loads llama_cpp itself
     elif kind == "endpoint":
         import desktop_app.core.llm.openai_adapter  # noqa: F401
 
@@ -132,9 +132,9 @@ class RunController(QObject):
         """Names of the models loaded in memory now (local ones hold their weights)."""
         names = set()
         for name, task in self._loading.items():
-            if task.done() and not task.cancelled() and task.exception() is None:
-                if getattr(task.result(), "loaded", True):
-                    names.add(name)
+            if (task.done() and not task.cancelled() and task.exception() is None
+                    and getattr(task.result(), "loaded", True)):
+                names.add(name)
         return names
 
     def forget_models(self) -> None:

@@ -27,7 +27,7 @@ _PHASES = {
 }
 
 
-def apply_event(turn: AssistantTurn, event: Event,  # noqa: C901 - one branch per event
+def apply_event(turn: AssistantTurn, event: Event,
                 on_artifact: Callable[[str, str, str], None] | None = None) -> None:
     """Show ``event`` in ``turn``; artifacts of finished tool calls go to ``on_artifact``."""
     from desktop_app.core.agent.events import (

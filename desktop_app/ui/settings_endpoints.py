@@ -180,13 +180,13 @@ class EndpointsEditor(ListEditor[EndpointModelConfig]):
             self.new_keys[self._row] = key
         else:
             self.new_keys.pop(self._row, None)  # cleared: nothing to save any more
-        return e.model_copy(update=dict(
-            name=self.name.text().strip(), base_url=self.base_url.text().strip(),
-            model=self.model.currentText().strip(),
-            api_key_env=self.api_key_env.text().strip() or None,
-            context_size=self.context_size.value(), tool_call=self.tool_call.isChecked(),
-            json_mode=self.json_mode.isChecked(), thinking=self.thinking.isChecked(),
-            vision=self.vision.isChecked()))
+        return e.model_copy(update={
+            "name": self.name.text().strip(), "base_url": self.base_url.text().strip(),
+            "model": self.model.currentText().strip(),
+            "api_key_env": self.api_key_env.text().strip() or None,
+            "context_size": self.context_size.value(), "tool_call": self.tool_call.isChecked(),
+            "json_mode": self.json_mode.isChecked(), "thinking": self.thinking.isChecked(),
+            "vision": self.vision.isChecked()})
 
     def forget_typed_key(self, row: int) -> None:
         """Clear a typed key that could not be saved (the form shows the empty field)."""

@@ -82,10 +82,11 @@ class LocalModelsEditor(ListEditor[LocalModelConfig]):
         return self.items
 
     def bundled_config(self) -> BundledModelConfig:
-        return self._bundled.model_copy(update=dict(
-            enabled=self.bundled_enabled.isChecked(), context_size=self.bundled_context.value(),
-            n_threads=self.bundled_threads.value() or None,
-            constrained_json=self.bundled_json.isChecked()))
+        return self._bundled.model_copy(update={
+            "enabled": self.bundled_enabled.isChecked(),
+            "context_size": self.bundled_context.value(),
+            "n_threads": self.bundled_threads.value() or None,
+            "constrained_json": self.bundled_json.isChecked()})
 
     def new_item(self) -> LocalModelConfig | None:
         path, _ = QFileDialog.getOpenFileName(self, "Add a GGUF model", str(Path.home()),
@@ -114,10 +115,10 @@ class LocalModelsEditor(ListEditor[LocalModelConfig]):
         self.constrained.setChecked(m.constrained_json)
 
     def read_form(self, m: LocalModelConfig) -> LocalModelConfig:
-        return m.model_copy(update=dict(
-            name=self.name.text().strip(), path=self.path.text().strip(),
-            context_size=self.context.value(), n_threads=self.threads.value() or None,
-            constrained_json=self.constrained.isChecked()))
+        return m.model_copy(update={
+            "name": self.name.text().strip(), "path": self.path.text().strip(),
+            "context_size": self.context.value(), "n_threads": self.threads.value() or None,
+            "constrained_json": self.constrained.isChecked()})
 
 
 class McpEditor(ListEditor[McpServerConfig]):
@@ -167,7 +168,7 @@ class McpEditor(ListEditor[McpServerConfig]):
             command = shlex.split(self.command.text())
         except ValueError:
             command = self.command.text().split()
-        return s.model_copy(update=dict(
-            name=self.name.text().strip(), transport=self.transport.currentText(),
-            command=command, url=self.url.text().strip() or None,
-            enabled=self.enabled.isChecked()))
+        return s.model_copy(update={
+            "name": self.name.text().strip(), "transport": self.transport.currentText(),
+            "command": command, "url": self.url.text().strip() or None,
+            "enabled": self.enabled.isChecked()})

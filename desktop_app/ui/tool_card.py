@@ -116,7 +116,7 @@ class ToolCard(QFrame):
         self.header.setText(metrics.elidedText(self._header_text, Qt.TextElideMode.ElideRight,
                                                width))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._elide()
 

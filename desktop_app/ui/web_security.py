@@ -62,7 +62,7 @@ class BlockingInterceptor(QWebEngineUrlRequestInterceptor):
         #: URLs that were blocked (tests check them; the pane shows a count).
         self.blocked: list[str] = []
 
-    def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:  # noqa: N802
+    def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:
         url = info.requestUrl()
         if url.scheme().lower() not in ALLOWED_SCHEMES:
             self.blocked.append(url.toString())
@@ -129,7 +129,7 @@ class ArtifactPage(QWebEnginePage):
         self._allow_load = True
         self.setHtml(document, QUrl("about:blank"))
 
-    def acceptNavigationRequest(self, url: QUrl, nav_type: QWebEnginePage.NavigationType,  # noqa: N802
+    def acceptNavigationRequest(self, url: QUrl, nav_type: QWebEnginePage.NavigationType,
                                 is_main_frame: bool) -> bool:
         if self._allow_load and is_main_frame and url.scheme() in ("data", "about"):
             self._allow_load = False
@@ -137,8 +137,8 @@ class ArtifactPage(QWebEnginePage):
         self.refused.append(url.toString())
         return False
 
-    def createWindow(self, _type: QWebEnginePage.WebWindowType) -> None:  # noqa: N802
+    def createWindow(self, _type: QWebEnginePage.WebWindowType) -> None:
         return None  # window.open and target=_blank open nothing
 
-    def javaScriptConsoleMessage(self, level, message, line, source) -> None:  # noqa: N802
+    def javaScriptConsoleMessage(self, level, message, line, source) -> None:
         pass  # artifact scripts' console output is not ours to log

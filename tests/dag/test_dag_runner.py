@@ -214,7 +214,7 @@ def test_a_dag_run_never_ends_with_an_empty_answer() -> None:
 
     main = ScriptedLLM([reply(json.dumps({"steps": [{"id": "s", "task": "t"}]})),
                         reply('{"achieved": true}'), ""])
-    result, events = run(DagRunner(make_registry(main), step_runner=silent))
+    _result, events = run(DagRunner(make_registry(main), step_runner=silent))
     done = events[-1]
     assert isinstance(done, Done) and done.answer.strip()  # says what went wrong instead
     assert "could not be completed" in done.answer

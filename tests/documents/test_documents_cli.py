@@ -10,9 +10,9 @@ import pytest
 from doc_files import write_pdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from fake_openai_server import Reply, chunk, fake_server, use_endpoint  # noqa: E402,F401
+from fake_openai_server import Reply, chunk, fake_server, use_endpoint  # noqa: F401
 
-from desktop_app.cli import main  # noqa: E402
+from desktop_app.cli import main
 
 
 @pytest.fixture

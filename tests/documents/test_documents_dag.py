@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from desktop_app.core.dag.events import DagStepProgress
-from desktop_app.core.dag.plan import validate_plan
 from desktop_app.core.dag.executor import DAGExecutor
+from desktop_app.core.dag.plan import validate_plan
 from desktop_app.core.llm.registry import ModelRegistry
 from desktop_app.core.llm.testing import ScriptedLLM, json_action, json_final
 from desktop_app.core.tools.builtin.search_documents import with_documents

@@ -79,7 +79,7 @@ def test_v0_key_plus_an_invalid_value_leaves_no_backup_with_the_key(memory_keyri
     """Found by an attack: the 'bad' backup of a migrated file kept the key in plain text."""
     path = settings_path()
     path.write_text(json.dumps({**V0_FILE, "theme": "purple-with-dots"}))
-    settings, warning = load_settings_safe()
+    _settings, warning = load_settings_safe()
     assert warning and "invalid" in warning
     assert keyring.get_password(secrets.SERVICE, "openai") == V0_FILE["openai_api_key"]
     files = list(path.parent.iterdir())

@@ -165,8 +165,8 @@ async def test_a_server_printing_its_token_never_gets_it_into_the_log_or_the_err
     token = "ghp_TOKEN-for-the-mcp-server-0123456789"
     leaky = McpServerConfig(name="leaky", env={"GITHUB_TOKEN": token}, command=[
         sys.executable, "-c",
-        "import os, sys; print('auth failed with', os.environ['GITHUB_TOKEN'], file=sys.stderr);"
-        " sys.exit(3)"])
+        ("import os, sys; print('auth failed with', os.environ['GITHUB_TOKEN'], file=sys.stderr);"
+         " sys.exit(3)")])
     connection = McpConnection(leaky, connect_timeout=20)
     with pytest.raises(ToolError) as failure:
         await connection.connect()

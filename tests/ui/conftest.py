@@ -8,11 +8,11 @@ import gc
 from collections.abc import Iterator
 
 # Must happen before pytest-qt creates the QApplication (QtWebEngine requirement).
-import PySide6.QtWebEngineWidgets  # noqa: F401,E402
+import PySide6.QtWebEngineWidgets  # noqa: F401
 import pytest
-from PySide6.QtCore import QCoreApplication, QEvent  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QEvent
 
-from desktop_app.ui.event_loop import make_event_loop  # noqa: E402
+from desktop_app.ui.event_loop import make_event_loop
 
 
 def _flush_deletions() -> None:

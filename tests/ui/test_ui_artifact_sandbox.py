@@ -201,7 +201,8 @@ loop.run_until_complete(main())
 def _first_preview(tmp_path, **extra: str) -> tuple[str, str, str]:
     env = dict(os.environ, DESKTOP_APP_HOME=str(tmp_path), QT_QPA_PLATFORM="xcb", **extra)
     proc = subprocess.run([sys.executable, "-c", FIRST_PREVIEW], env=env, capture_output=True,
-                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+                          check=False)
     line = next((x for x in proc.stdout.splitlines() if x.startswith("IDS ")), None)
     assert line is not None, proc.stderr[-2000:]
     before, after, title = line.split()[1:]

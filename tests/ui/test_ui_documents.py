@@ -17,7 +17,7 @@ from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
 from desktop_app.ui.markdown_view import AutoHeightBrowser
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "documents"))
-from doc_files import write_pdf  # noqa: E402
+from doc_files import write_pdf
 
 pytestmark = pytest.mark.gui
 

@@ -83,7 +83,8 @@ def test_stop_cancels_promptly_and_keeps_the_partial_answer(qtbot, loop, how) ->
         detail = await window.ctx.store.load_conversation(window.conversation_id)
         return window, turn, elapsed, detail
 
-    window, turn, elapsed, detail = loop.run_until_complete(scenario())
+    # The window stays referenced: the turn's widgets are its children.
+    _window, turn, elapsed, detail = loop.run_until_complete(scenario())
     assert elapsed < 0.5
     partial = turn.answer_text()
     assert 200 < len(partial) < len(LONG_ANSWER)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
 import pytest
@@ -106,7 +107,7 @@ def test_model_loading_shows_progress_without_blocking(qtbot, loop) -> None:
     assert banner_text == "Loading slow…"
     assert not window.banner.isVisible()
     assert window.chat.items()[-1].answer_text() == "Loaded and answered."
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
     assert len(ticks) > 20 and max(gaps) < 0.3  # the loop kept running during the load
 
 
@@ -137,7 +138,7 @@ def test_a_real_local_model_answers_in_the_window_without_stalling_it(qtbot, loo
     turn = window.chat.items()[-1]
     assert turn.answer_text().strip(), turn.errors and turn.errors[0].message
     assert "qwen2.5-coder-0.5b" in turn.footer.text()
-    gaps = sorted(b - a for a, b in zip(ticks, ticks[1:]))
+    gaps = sorted(b - a for a, b in itertools.pairwise(ticks))
     assert gaps[int(0.99 * (len(gaps) - 1))] < 0.25  # generous: a shared, loaded machine
 
 
@@ -221,7 +222,7 @@ def test_first_launch_assembly_shows_progress_in_the_banner(qtbot, loop, monkeyp
         import threading
 
         seen_threads.append(threading.current_thread().name)
-        for done in range(0, 11):
+        for done in range(11):
             time.sleep(0.03)
             progress(done * 10, 100)
         return tmp_path / "model.gguf"

@@ -11,6 +11,7 @@ validates against the tool's schema; anything else stays an error the model sees
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 _NUMBER = re.compile(r"^[-+]?\d[\d,_]*(\.\d+)?([eE][-+]?\d+)?$")
@@ -62,7 +63,7 @@ def _number(text: str) -> float | None:
     return None
 
 
-def repair_arguments(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+def repair_arguments(schema: Mapping[str, Any], args: dict[str, Any]) -> dict[str, Any]:
     """A corrected copy of ``args`` for ``schema`` (the caller validates it again)."""
     props: dict[str, Any] = schema.get("properties") or {}
     if not props:

@@ -4,7 +4,7 @@ agent; re-exported here for the engine's modules."""
 
 from __future__ import annotations
 
-from desktop_app.core.events.run import (  # noqa: F401
+from desktop_app.core.events.run import (
     AnswerDelta,
     AnswerDone,
     AnswerSignal,
@@ -23,3 +23,23 @@ from desktop_app.core.events.run import (  # noqa: F401
     ThinkingStart,
     encode_sse,
 )
+
+__all__ = [
+    "AnswerDelta",
+    "AnswerDone",
+    "AnswerSignal",
+    "AnswerStart",
+    "Compact",
+    "Confirm",
+    "Done",
+    "ErrorEvent",
+    "Event",
+    "Inject",
+    "IterationDone",
+    "IterationStart",
+    "Notice",
+    "Phase",
+    "ThinkingDone",
+    "ThinkingStart",
+    "encode_sse",
+]

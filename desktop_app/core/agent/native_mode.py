@@ -77,7 +77,10 @@ async def run_native(state: RunState) -> None:
         await state.emit(ThinkingStart(iteration=iteration))
         cut_short = live = False
         choice: Any = state.take_tool_choice() if specs else None
-        if streaming:
+        if state.first_reply is not None:
+            reply, state.first_reply = state.first_reply, None
+            state.loop_tools = specs  # as if asked here: synthesis shares this prefix
+        elif streaming:
             live = not state.steps or state.continue_after_tools
             reply, cut_short = await state.stream_turn(
                 tools=specs, live=live, stop_at_answer=not live and state.stop_early,

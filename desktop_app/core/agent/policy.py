@@ -26,6 +26,7 @@ class RunView(Protocol):
     messages: list[ChatMessage]
     registry: ToolRegistry
     steps: list[StepRecord]
+    temperature: float | None
 
 
 @dataclass
@@ -38,6 +39,9 @@ class FirstTurnPlan:
     tool_choice: ToolChoice = None
     #: Calls run before the first turn, recorded as the model's own with origin "policy".
     calls: list[ToolCall] = field(default_factory=list)
+    #: The model's first turn, already generated (and checked) by the policy: the loop takes
+    #: it as the model's reply instead of asking for it again.
+    first_reply: ChatMessage | None = None
 
 
 class RunPolicy(Protocol):

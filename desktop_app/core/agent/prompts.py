@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from desktop_app.core.llm.types import ChatMessage
@@ -75,7 +75,7 @@ def tool_catalog_for_json(registry: ToolRegistry) -> str:
     return "\n".join(lines)
 
 
-def _example_args(parameters: dict[str, Any]) -> str:
+def _example_args(parameters: Mapping[str, Any]) -> str:
     """A plausible ``args`` object for the format example (required string fields filled)."""
     props = parameters.get("properties", {})
     example: dict[str, Any] = {}

@@ -85,12 +85,13 @@ class AgentResult:
         return [artifact for step in self.steps for artifact in step.artifacts]
 
 
-def _canonical(args: Any) -> Any:
+def _canonical(args: Any) -> str:
     if isinstance(args, str):
+        text = args.strip()
         try:
-            args = json.loads(args) if args.strip() else {}
+            args = json.loads(args) if text else {}
         except ValueError:
-            return args.strip()
+            return text
     return json.dumps(args, sort_keys=True, ensure_ascii=False)
 
 
@@ -120,13 +121,14 @@ def find_repeat(steps: list[StepRecord], tool: str, args: Any, *,
         (value,) = decoded.values()
         if isinstance(value, str) and _NUMBER_ONLY.match(value):
             return steps[-1]  # a bare number to compute: nothing left to do, the model is done
+    required_keys: Sequence[str] = required or ()
     last_iteration = steps[-1].iteration
     for step in reversed(steps):
         if not read_only and step.iteration != last_iteration:
             break
         same = _canonical(step.args) == wanted or (
-            not read_only and bool(required)
-            and _required_part(step.args, required) == _required_part(args, required))
+            not read_only and bool(required_keys)
+            and _required_part(step.args, required_keys) == _required_part(args, required_keys))
         if step.tool == tool and same and (
                 step.error is None
                 or (step.iteration == last_iteration and not _timed_out(step.error))):

@@ -186,7 +186,7 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
                 await answer_delta(delta)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - falls back to the loop's answer
             synthesis_error = exc
             log.warning("synthesis failed, falling back to the loop's answer: %s", exc)
         failed = synthesis_error is not None or not "".join(deltas)[len(result.streamed):].strip()
@@ -218,7 +218,7 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
         done = finish(cancelled=True, exc=exc)
         await send(done)
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure becomes an ErrorEvent
         message = logged_error_message(exc, "run")
         await send(ErrorEvent(message=message, kind=type(exc).__name__))
         done = finish(error=message, exc=exc)

@@ -87,7 +87,7 @@ async def select_tools(llm: LLM, registry: ToolRegistry, query: str, *,
         log.info("tool selection failed, using all %d tools: %s", len(registry), exc)
         return SelectionOutcome(registry, None, exc.usage, exc.llm_calls,
                                 fallback_reason=f"unparseable selection: {exc.message}")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - selection is optional: all tools
         log.info("tool selection raised, using all %d tools: %s", len(registry), exc)
         return SelectionOutcome(registry, None, fallback_reason=f"selection failed: {exc}")
     chosen = _match_names(result.value.get("tools", []), registry)[:limit]

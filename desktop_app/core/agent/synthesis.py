@@ -58,8 +58,9 @@ def _readable(message: ChatMessage) -> str:
     text = message.content.strip()
     if message.role == "assistant" and text.startswith("{"):
         data = extract_json(text)
-        if data and isinstance(data.get("answer"), str):
-            return data["answer"]
+        answer = data.get("answer") if data else None
+        if isinstance(answer, str):
+            return answer
     return text
 
 

@@ -146,7 +146,7 @@ class ToolExecutor:
             raise
         except DesktopAppError as exc:
             return ToolResult.failure(str(exc))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a tool's crash is its result
             return ToolResult.failure(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
         if isinstance(result, ToolResult):
             return result
@@ -160,7 +160,7 @@ class ToolExecutor:
                 allowed = await self._confirm(tool.name, args)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the call is skipped, not the run
                 return f"Could not ask the user to confirm '{tool.name}' ({exc}); it did not run."
         return None if allowed else f"The user declined to run {tool.name}."
 

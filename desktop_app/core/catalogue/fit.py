@@ -173,7 +173,7 @@ def gpu_offload_supported() -> bool:
         import llama_cpp
 
         return bool(llama_cpp.llama_supports_gpu_offload())
-    except Exception:  # an old build without the function: CPU only
+    except Exception:  # noqa: BLE001 - an old build without the function: CPU only
         return False
 
 

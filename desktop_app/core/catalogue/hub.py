@@ -38,7 +38,7 @@ class HubError(RuntimeError):
     """Searching or downloading failed; the message says what to do."""
 
 
-class DownloadStopped(HubError):  # noqa: N818 (a stop the user asked for, not a failure)
+class DownloadStopped(HubError):  # a stop the user asked for, not a failure
     """The user paused or cancelled the download."""
 
     def __init__(self, message: str, *, cancelled: bool) -> None:
@@ -141,7 +141,7 @@ def _hub_call(what: str, call: Callable[[], Any]) -> Any:
         raise HubError(f"Cannot {what}: offline mode is on (HF_HUB_OFFLINE).") from None
     except RepositoryNotFoundError:
         raise HubError(f"Cannot {what}: no such model repository on the hub.") from None
-    except Exception as exc:  # network, HTTP and JSON errors all mean the same to a user
+    except Exception as exc:  # noqa: BLE001 - network, HTTP, JSON: all the same to a user
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise HubError(f"Cannot {what}: {first_line or type(exc).__name__}. Check the "
                        "network connection, or set HF_ENDPOINT to a reachable hub.") from None
@@ -254,7 +254,7 @@ def _download_file(model: RemoteModel, index: int, target: Path, progress: Downl
             raise
         except HubError:
             raise
-        except Exception as exc:  # a dropped connection: resume where it stopped
+        except Exception as exc:  # noqa: BLE001 - a dropped connection: resume where it stopped
             failures += 1
             if failures > MAX_RESUMES:
                 raise HubError(f"The download of {target.name} kept failing ({exc}); it is "

@@ -129,7 +129,7 @@ def remove_local_model(settings: Settings, name: str, *, delete_files: bool = Tr
     files = [path]
     try:
         files += read_gguf(path).split_parts
-    except Exception:  # a damaged file is deleted all the same
+    except Exception:  # noqa: BLE001, S110 - a damaged file is deleted all the same
         pass
     for file in files:
         try:

@@ -161,7 +161,7 @@ async def summarise(
             if not text:
                 raise ValueError("the compaction model returned an empty summary")
             running = text
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - falls back to truncation
         log.warning("compaction call failed (%s: %s); using heuristic truncation",
                     type(exc).__name__, exc)
         return SummaryOutcome(heuristic_summary(messages, max_tokens, counter), "fallback",

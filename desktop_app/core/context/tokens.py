@@ -97,7 +97,7 @@ class TokenCounter:
             return cached
         try:
             count = self._llm.count_tokens(text)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - falls back to estimates
             log.warning("count_tokens failed on %s (%s); estimating token counts instead",
                         self._llm.model_id, exc)
             count = None

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from desktop_app.core.events.dag import (  # noqa: F401
+from desktop_app.core.events.dag import (
     DagAnalysis,
     DagPlan,
     DagReplan,
@@ -14,3 +14,15 @@ from desktop_app.core.events.dag import (  # noqa: F401
     StepOutcome,
     step_tool_event,
 )
+
+__all__ = [
+    "DagAnalysis",
+    "DagPlan",
+    "DagReplan",
+    "DagStepDone",
+    "DagStepProgress",
+    "DagStepStart",
+    "PlannedStep",
+    "StepOutcome",
+    "step_tool_event",
+]

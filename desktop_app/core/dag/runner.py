@@ -190,7 +190,7 @@ class DagRunner:
             result.cancelled = True
             await self._finish(result, emit)
             raise
-        except Exception as exc:  # the engine reports errors; it never crashes the caller
+        except Exception as exc:  # noqa: BLE001 - reported, never raised to the caller
             from desktop_app.core.agent.runner import logged_error_message
 
             result.error = logged_error_message(exc, "DAG run")

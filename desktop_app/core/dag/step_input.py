@@ -91,6 +91,6 @@ async def build_step_query(goal: str, step: PlanStep, dependencies: Sequence[Ste
             if compacted and sum(approx_tokens(b) for b in compacted) <= budget_tokens * 1.2:
                 return compose_query(goal, step, compacted), usage
             log.info("step %s: compaction left too much; truncating instead", step.id)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - falls back to truncation
             log.warning("step %s: dependency compaction failed (%s); truncating", step.id, exc)
     return compose_query(goal, step, _truncate_blocks(blocks, budget_tokens)), Usage()

@@ -90,7 +90,7 @@ async def stream_synthesis(llm: LLM, messages: list[ChatMessage],
                 await on_delta(chunk.content)
             if chunk.usage is not None:
                 usage = usage + chunk.usage
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - returned with the text so far
         log.warning("synthesis failed after %d characters: %s", len(text), exc)
         return text, usage, exc
     return text, usage, None

@@ -120,7 +120,7 @@ def _markitdown(path: Path) -> str:
                 io.BytesIO(html.encode("utf-8")),
                 stream_info=StreamInfo(extension=".html", charset="utf-8")).text_content or ""
         return MarkItDown(enable_plugins=False).convert_local(str(path)).text_content or ""
-    except Exception as exc:  # noqa: BLE001 - any converter failure is this file's error
+    except Exception as exc:  # any converter failure is this file's error
         detail = str(exc).strip().splitlines()[-1][:160] if str(exc).strip() else ""
         raise ConversionError(f"Could not convert this {path.suffix.lower()[1:].upper()} file"
                               f"{': ' + detail if detail else ''}. Is it damaged?") from exc

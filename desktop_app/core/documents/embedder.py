@@ -60,7 +60,8 @@ class _Layer:
 def _layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray) -> np.ndarray:
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + 1e-12) * gain + bias
+    normed: np.ndarray = (x - mean) / np.sqrt(var + 1e-12) * gain + bias
+    return normed
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -70,7 +71,8 @@ def _erf(x: np.ndarray) -> np.ndarray:
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741
                                                      + t * (-1.453152027 + t * 1.061405429))))
-    return sign * (1.0 - poly * np.exp(-a * a))
+    erf: np.ndarray = sign * (1.0 - poly * np.exp(-a * a))
+    return erf
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
@@ -168,7 +170,8 @@ class Embedder:
         x = x.reshape(len(batch), length, DIMENSIONS)
         pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
 
 
 _shared: Embedder | None = None

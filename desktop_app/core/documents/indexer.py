@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -155,16 +155,16 @@ class Indexer:
                 "SELECT path, id, size, mtime, inode, status FROM files "
                 "WHERE collection_id = ?", (collection_id,))}
         to_index = []
-        for path, file in seen.items():
-            row = known.get(path)
+        for key, file in seen.items():
+            row = known.get(key)
             if row and not force and row[1] == file.size and row[2] == file.mtime:
                 report.unchanged += 1
             else:
                 to_index.append(file)
-        gone = {path: row for path, row in known.items() if path not in seen}
+        gone = {key: row for key, row in known.items() if key not in seen}
         self._apply_renames(gone, to_index, report)
         with self._db.write() as conn:
-            for path, row in gone.items():
+            for row in gone.values():
                 conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
                 report.removed += 1
         state.phase, state.total = "indexing", len(to_index)
@@ -193,7 +193,7 @@ class Indexer:
                                    "ORDER BY id", (row[0],)).fetchall()
         return row[0], [(s[0], s[1]) for s in sources]
 
-    def _apply_renames(self, gone: dict[str, tuple], to_index: list[_Seen],
+    def _apply_renames(self, gone: dict[str, tuple[Any, ...]], to_index: list[_Seen],
                        report: SyncReport) -> None:
         by_identity = {(row[3], row[1], row[2]): path for path, row in gone.items()}
         for file in list(to_index):

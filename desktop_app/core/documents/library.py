@@ -162,7 +162,10 @@ class DocumentLibrary:
                 "SELECT c.id, col.name, f.path, c.page, c.heading, c.text FROM chunks c "
                 "JOIN files f ON f.id = c.file_id JOIN collections col "
                 "ON col.id = f.collection_id WHERE c.id = ?", (chunk_id,)).fetchone()
-        return Hit(*row, score=0.0) if row else None
+        if not row:
+            return None
+        chunk_id, collection, path, page, heading, text = row
+        return Hit(chunk_id, collection, path, page, heading, text, score=0.0)
 
     def locate(self, collection: str, relative_path: str) -> Path | None:
         """The file a citation's ``collection/relative_path`` names, if it is still there."""
@@ -193,7 +196,7 @@ class DocumentLibrary:
                     report = await self.sync_async(info.name)
                 except CollectionError:
                     continue  # removed meanwhile
-                except Exception:  # noqa: BLE001 - a watch must survive one bad round
+                except Exception:  # a watch must survive one bad round
                     logging.getLogger(__name__).warning("Document sync of %s failed",
                                                         info.name, exc_info=True)
                     continue

@@ -33,7 +33,8 @@ CANDIDATES = 50
 
 # Words that match everywhere and only dilute BM25's OR query.
 _STOPWORDS = frozenset("""a an and are as at be by can do does for from how i in is it its me
-my of on or should that the this to what when where which who why will with you your""".split())
+my of on or should that the this to what when where which who why will
+with you your""".split())  # noqa: SIM905 - a word list reads best as text
 
 
 @dataclass(frozen=True)

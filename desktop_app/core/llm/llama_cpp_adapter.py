@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from desktop_app.core.errors import (
     ContextOverflowError,
@@ -118,7 +118,7 @@ class LlamaCppLLM(LLM):
         self._prompt_cache_dir = prompt_cache_dir
         self._gpu_layers = gpu_layers
         self._prefix_cache: PrefixStateCache | None = None
-        self._tool_style: ToolStyle | None | bool = False  # False: not read yet
+        self._tool_style: ToolStyle | None | Literal[False] = False  # False: not read yet
         self._worker = ModelWorker(self._name)
         self._llama: HookedLlama | None = None  # touched only on the worker thread
         self._tokenizer: VocabTokenizer | None = None
@@ -372,7 +372,7 @@ class LlamaCppLLM(LLM):
             return None
         return closest_tool(match.group(1), names)
 
-    async def _raw_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamChunk]:
+    async def _raw_stream(self, request: dict[str, Any]) -> AsyncGenerator[StreamChunk, None]:
         """The worker's chunks for one request, as produced; closing it stops generation."""
         channel: ThreadToAsyncChannel[StreamChunk] = ThreadToAsyncChannel(
             asyncio.get_running_loop())
@@ -475,7 +475,7 @@ class LlamaCppLLM(LLM):
             channel.close()
         except DesktopAppError as exc:
             channel.fail(exc)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - handed to the awaiting stream
             channel.fail(_translate(exc, self._name))
 
     # --- shutdown ------------------------------------------------------------------------

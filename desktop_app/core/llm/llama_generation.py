@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from desktop_app.core.errors import ContextOverflowError
 from desktop_app.core.llm.think_splitter import ThinkSplitter
@@ -20,6 +20,7 @@ from desktop_app.core.llm.types import StreamChunk
 
 if TYPE_CHECKING:
     from llama_cpp import StoppingCriteriaList
+    from llama_cpp.llama_types import ChatCompletionRequestMessage, ChatCompletionTool
 
     from desktop_app.core.llm.llama_loading import HookedLlama
     from desktop_app.core.llm.llama_worker import ThreadToAsyncChannel
@@ -100,7 +101,7 @@ class PromptRun:
         if self.prefix_cache.restore(llama, prefix):
             self.prefix_source = "disk"
             return
-        llama.reset()
+        llama.reset()  # type: ignore[no-untyped-call]  # unannotated in llama_cpp
         llama.eval(prefix)
         self.prefix_cache.save(llama, prefix)
         self.prefix_source = "saved"
@@ -135,8 +136,10 @@ def render_prefix(llama: HookedLlama, system: dict[str, Any],
         bos = vocab.token_get_text(vocab.token_bos()) if vocab.token_bos() >= 0 else ""
         formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
                                         add_generation_prompt=False)
-        text = formatter(messages=[system], tools=tools).prompt
-    except Exception:
+        # The request's plain dicts have the shape of llama_cpp's message and tool TypedDicts.
+        text = formatter(messages=[cast("ChatCompletionRequestMessage", system)],
+                         tools=cast("list[ChatCompletionTool] | None", tools)).prompt
+    except Exception:  # noqa: BLE001 - no cache, not an error
         return None
     # Tokenized like the chat handler does (the template adds any BOS itself).
     return list(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
@@ -148,7 +151,7 @@ def prompt_opens_think(llama: Any, prompt: list[int]) -> bool:
     Qwen3 templates do this), so the model's first words are reasoning."""
     if not prompt:
         return False
-    tail = llama.detokenize(prompt[-4:]).decode("utf-8", errors="ignore")
+    tail: str = llama.detokenize(prompt[-4:]).decode("utf-8", errors="ignore")
     return tail.rstrip().endswith("<think>")
 
 
@@ -165,7 +168,7 @@ def stream_completion(llama: Any, request: dict[str, Any], run: PromptRun,
     kwargs = dict(request)
     grammar_text = kwargs.pop("_grammar", None)
     if grammar_text is not None:
-        from llama_cpp import LlamaGrammar
+        from llama_cpp.llama_grammar import LlamaGrammar
 
         kwargs["grammar"] = LlamaGrammar.from_string(grammar_text, verbose=False)
     llama.request_hook = run.hook

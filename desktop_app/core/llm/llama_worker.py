@@ -106,7 +106,7 @@ class ModelWorker:
                 continue  # the awaiting task was cancelled before the job started
             try:
                 result = fn()
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
                 future.set_exception(exc)
             else:
                 future.set_result(result)

@@ -64,7 +64,7 @@ class PrefixStateCache:
             log.info("prompt state %s unusable (%s); evaluating the prefix instead", path, exc)
             with contextlib.suppress(OSError):
                 path.unlink()
-            llama.reset()
+            llama.reset()  # type: ignore[no-untyped-call]  # unannotated in llama_cpp
             return False
         with contextlib.suppress(OSError):
             os.utime(path)  # recently used: kept longest

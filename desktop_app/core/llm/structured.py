@@ -130,7 +130,8 @@ class _Validator:
     def __call__(self, raw: Any) -> Any:
         """The value for ``raw``; raises ``ValueError`` saying what is wrong."""
         if not isinstance(raw, dict):
-            raise ValueError(f"expected a JSON object, got {type(raw).__name__}")
+            # The model's output, not the caller's: invalid like any other reply (ValueError).
+            raise ValueError(f"expected a JSON object, got {type(raw).__name__}")  # noqa: TRY004
         if not raw:
             raise ValueError("the JSON object is empty")
         value: Any = raw
@@ -149,7 +150,7 @@ class _Validator:
         if self.parse_fn is not None:
             try:
                 value = self.parse_fn(raw)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - parse_fn may raise anything
                 raise ValueError(f"parse_fn rejected it: {exc}") from None
         return value
 

@@ -137,7 +137,8 @@ def _closed(body: str) -> Any:
 def _json_lines(body: str) -> list[Any] | None:
     """Objects written one after another (JSON Lines), or None when the text is not that."""
     decoder = json.JSONDecoder()
-    items, index = [], 0
+    items: list[Any] = []
+    index = 0
     while index < len(body):
         try:
             value, end = decoder.raw_decode(body, index)

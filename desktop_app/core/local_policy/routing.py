@@ -11,8 +11,10 @@ little.
 * "reply" → the request is answered as plain chat: no tools and no system turn of ours, so
   the template's own applies (under it the model answers a translation in the target
   language, under a tool-using system turn it answered in English).
-* a tool → the first turn must call that tool (its arguments under the tool's schema); the
-  turns after it are free, so a request with several steps goes on as the model sees fit.
+* a tool → the first turn must call that tool (its arguments under the tool's schema),
+  and the call is checked before it is made (``call_review``: made-up numbers, or words
+  sent to a tool that computes, turn the run into a plain answer); the turns after it are
+  free, so a request with several steps goes on as the model sees fit.
 
 After a turn in which a tool that makes or changes something (a table, a chart, a note, a
 file) succeeded, the work is done: the answer is written from the trace. Left to go on, the
@@ -20,7 +22,8 @@ model made the same table again and again (seven calls, 309 s, dev split).
 
 Nothing reads the request's words, so the decision holds in any language the model reads.
 When documents are attached to the chat, they are searched first (the user attached them
-to be used; this policy is for local models, so nothing leaves the computer).
+to be used), and a file of the workspace that the request names by its exact name is read
+first (``Tool.named_in``); this policy is for local models, so nothing leaves the computer.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.agent.policy import FirstTurnPlan
-from desktop_app.core.llm.base import LLM, ChoosesTool, ToolSpec
+from desktop_app.core.llm.base import LLM, ChoosesTool, ToolChoice, ToolSpec
 from desktop_app.core.llm.types import ToolCall
+from desktop_app.core.local_policy.call_review import review_call
 from desktop_app.core.tools.base import Tool, ToolRegistry, ToolResult
 
 if TYPE_CHECKING:
@@ -57,6 +61,17 @@ class ReplyTool(Tool):
         return ToolResult(text=str(args.get("text", "")))
 
 
+async def _named_reads(registry: ToolRegistry, query: str) -> list[ToolCall]:
+    """Calls of the read-only tools for what ``query`` names (``Tool.named_in``)."""
+    calls: list[ToolCall] = []
+    for tool in registry:
+        if tool.read_only:
+            for args in await tool.named_in(query):
+                calls.append(ToolCall(id=f"call_named_{len(calls)}", name=tool.name,
+                                      arguments=json.dumps(args)))
+    return calls
+
+
 class RoutingPolicy:
     """Help for a local model: it chooses between answering and each tool first."""
 
@@ -75,10 +90,30 @@ class RoutingPolicy:
             search = ToolCall(id="call_search_documents", name=DOCUMENT_SEARCH,
                               arguments=json.dumps({"query": state.query}))
             return FirstTurnPlan(calls=[search])
+        named = await _named_reads(state.registry, state.query)
+        if named:
+            # What the request names by its exact name (a file in the workspace) is read
+            # first, and the model goes on from it: left to choose, it answered questions
+            # about the user's files from memory or with an SQL query (dev split).
+            return FirstTurnPlan(calls=named)
         chosen = await self._llm.choose_tool(state.messages, self._offered(state.registry))
         if chosen is None or chosen == REPLY or chosen not in state.registry:
             return FirstTurnPlan(registry=ToolRegistry())
-        return FirstTurnPlan(tool_choice={"type": "function", "function": {"name": chosen}})
+        return await self._first_call(state, chosen)
+
+    async def _first_call(self, state: RunView, chosen: str) -> FirstTurnPlan:
+        """The first turn, a call of ``chosen`` under its schema, generated here so that it
+        is checked before it is made (``call_review``): a call that should not be made
+        turns the run into a plain answer."""
+        forced: ToolChoice = {"type": "function", "function": {"name": chosen}}
+        first = await self._llm.chat(state.messages, tools=state.registry.specs(),
+                                     tool_choice=forced, temperature=state.temperature)
+        calls = first.message.tool_calls
+        if not calls or calls[0].name != chosen:
+            return FirstTurnPlan(tool_choice=forced)  # the loop asks as it always did
+        if await review_call(calls[0], state.registry.get(chosen), state.messages):
+            return FirstTurnPlan(registry=ToolRegistry())
+        return FirstTurnPlan(first_reply=first.message)
 
     def warm_tool_lists(self, registry: ToolRegistry) -> list[list[ToolSpec]]:
         return [self._offered(registry)] if len(registry) else []

@@ -246,7 +246,8 @@ class AsyncStore:
 
 def _result_row(result: Any) -> dict[str, Any]:
     """One task result as the plain dict ``save_eval_run`` stores."""
-    data = asdict(result) if is_dataclass(result) else dict(result)
+    data = (asdict(result) if is_dataclass(result) and not isinstance(result, type)
+            else dict(result))
     usage = data.get("usage") or {}
     data.setdefault("prompt_tokens", usage.get("prompt_tokens", 0) if isinstance(usage, dict)
                     else getattr(usage, "prompt_tokens", 0))

@@ -19,7 +19,6 @@ from typing import Any, Self
 from desktop_app.core.errors import StorageError
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.store import rows
-from desktop_app.core.store.rows import auto_title as _auto_title
 from desktop_app.core.store.benchmarks import BenchmarksMixin
 from desktop_app.core.store.branches import BranchesMixin
 from desktop_app.core.store.db import WriterLock, connect, default_db_path, integrity_check
@@ -37,6 +36,7 @@ from desktop_app.core.store.records import (
     Message,
     SearchHit,
 )
+from desktop_app.core.store.rows import auto_title as _auto_title
 from desktop_app.core.store.search import search_messages
 
 #: Titles derived from the first user message are cut to this many characters.

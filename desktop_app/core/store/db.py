@@ -83,7 +83,7 @@ class WriterLock:
         """True if this process now holds the lock; False if another live process does."""
         if self._file is not None:
             return True
-        handle = open(self.path, "a+b")
+        handle = open(self.path, "a+b")  # noqa: SIM115 - held open as the lock itself
         try:
             if sys.platform == "win32":
                 import msvcrt

@@ -46,7 +46,7 @@ class EvalRun:
     options: dict[str, Any] = field(default_factory=dict)
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
 class EvalsMixin:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import jsonschema
@@ -81,8 +81,12 @@ class Tool(ABC):
 
     name: str
     description: str
-    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    #: Shared by every instance of the class, so never changed in place.
+    parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
     read_only: bool = True
+    #: Running it only computes from its arguments: no side effects, no access to the
+    #: user's data, cheap. A checker may run such a tool to test a call before it is made.
+    pure: bool = False
     #: A sentence for the system turn when this tool is offered (what the model should know
     #: to use it well), or None. Tools that share one say the same words, said once.
     prompt_hint: str | None = None
@@ -90,6 +94,12 @@ class Tool(ABC):
     @abstractmethod
     async def run(self, args: dict[str, Any]) -> ToolResult:
         """Run with validated arguments. May raise; the engine turns errors into observations."""
+
+    async def named_in(self, text: str) -> list[dict[str, Any]]:
+        """Arguments for reading, with this tool, what ``text`` names by its exact name (a
+        file in the user's workspace, say); empty when it names nothing this tool reads.
+        Found without any model, so a policy may fetch what a request points at."""
+        return []
 
     def validate(self, args: Any) -> dict[str, Any]:
         """Check ``args`` against ``parameters``; raise ``ToolArgumentError`` with the reason."""

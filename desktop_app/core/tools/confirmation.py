@@ -23,8 +23,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
-from desktop_app.core.events.run import Confirm, Event
 from desktop_app.core.config.settings import Settings, load_settings, save_settings
+from desktop_app.core.events.run import Confirm, Event
 
 ConfirmFn = Callable[[str, dict[str, Any]], Awaitable[bool]]
 EmitFn = Callable[[Event], Any]

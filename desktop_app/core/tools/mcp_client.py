@@ -23,7 +23,7 @@ import ipaddress
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlparse
 
 from desktop_app.core import paths
@@ -159,7 +159,7 @@ class McpConnection:
                               mode="auto") as client:
                 ready.set_result(client)
                 await stop.wait()
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - handed to the opener or logged
             if not ready.done():
                 ready.set_exception(exc)
             elif not isinstance(exc, asyncio.CancelledError):
@@ -216,7 +216,7 @@ class McpConnection:
             return self._timeout_result(tool)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - timeouts and crashes told apart below
             if _is_timeout(exc):
                 await self._drop("timed out")
                 return self._timeout_result(tool)
@@ -352,7 +352,7 @@ class McpManager:
         """Stop every server (bounded; used when the app quits)."""
         await asyncio.gather(*(c.close() for c in self.connections), return_exceptions=True)
 
-    async def __aenter__(self) -> McpManager:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 

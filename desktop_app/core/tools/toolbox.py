@@ -15,7 +15,7 @@ registries::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from desktop_app.core.config.settings import Settings
 from desktop_app.core.tools.base import ToolRegistry
@@ -62,7 +62,7 @@ class Toolbox:
         """Stop every MCP server."""
         await self.mcp.stop()
 
-    async def __aenter__(self) -> Toolbox:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from desktop_app.core.tools.base import Artifact, Tool, ToolResult
@@ -48,7 +49,7 @@ class HtmlArtifactTool(Tool):
 
     name = "create_html_artifact"
     description = "Make an HTML page from a title and HTML body (previewed)"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "title": {"type": "string", "description": "Document title"},

@@ -11,7 +11,7 @@ import ast
 import math
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from desktop_app.core.tools.base import Tool, ToolResult
@@ -195,7 +195,7 @@ class CalculatorTool(Tool):
 
     name = "calculator"
     description = "Exact arithmetic: + - * / // % **, 'x% of y', sqrt, sin, log, pi, e"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             # No example values: a small model copies them into unrelated calls (a
@@ -206,6 +206,7 @@ class CalculatorTool(Tool):
         "additionalProperties": False,
     }
     read_only = True
+    pure = True
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
         expression = str(args["expression"])

@@ -7,7 +7,7 @@ Places are read as people write them, in English, German, Spanish or French ("To
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
@@ -44,7 +44,7 @@ class ClockTool(Tool):
     name = "current_time"
     # No example zone in the text: the bundled model copied one into every call.
     description = "Current date, time and weekday, here or in another city or zone"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "timezone": {"type": "string",
@@ -53,6 +53,7 @@ class ClockTool(Tool):
         "additionalProperties": False,
     }
     read_only = True
+    pure = True
 
     def __init__(self, now: Callable[[], datetime] | None = None) -> None:
         # Injectable clock so tests are deterministic; the default is the real time.

@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ class PythonCodeTool(Tool):
     name = "run_python"
     description = "Run Python code in a sandbox (workspace folder only, no network)"
     read_only = False
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "code": {"type": "string", "minLength": 1,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -86,7 +86,7 @@ class DateCalcTool(Tool):
     name = "date_calc"
     description = ("Dates: the days between two dates, a date plus or minus days, or the "
                    "weekday of a date")
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "operation": {"type": "string", "enum": ["days_between", "add_days", "weekday"]},
@@ -100,6 +100,7 @@ class DateCalcTool(Tool):
         "additionalProperties": False,
     }
     read_only = True
+    pure = True
 
     def __init__(self, today: Callable[[], date] | None = None) -> None:
         # Injectable for tests; the default is the local calendar day.

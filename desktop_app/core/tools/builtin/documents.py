@@ -8,6 +8,7 @@ continue, so a 300-page PDF never floods the model's context.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from desktop_app.core.errors import ToolArgumentError, ToolError
@@ -74,7 +75,7 @@ class ReadDocumentTool(Tool):
 
     name = "read_document"
     description = "Read a .txt, .md or .pdf in the workspace (PDF pages like '2-5')"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "Path relative to the workspace."},

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from desktop_app.core.tools.sandbox import Workspace
 DEFAULT_READ_CHARS = 20_000
 MAX_LIST_ENTRIES = 500
 MAX_SEARCH_HITS = 50
+#: Files a request names that are read for it before the model's first turn (local models).
+MAX_NAMED_FILES = 2
 #: Files larger than this are skipped by content search (they are rarely what one wants).
 MAX_SEARCH_FILE_BYTES = 1_000_000
 #: A plain listing of at most this many entries shows the start of each text file, so
@@ -54,7 +57,7 @@ class _WorkspaceTool(Tool):
 class ListFilesTool(_WorkspaceTool):
     name = "list_files"
     description = "List files and folders in the workspace (optionally recursive)"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "default": ".",
@@ -112,7 +115,7 @@ class ReadFileTool(_WorkspaceTool):
     # instead of reading the file.
     prompt_hint = WORKSPACE_HINT
     description = "Read a text file in the workspace (from an offset, limited length)"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "File path relative to the workspace."},
@@ -124,6 +127,27 @@ class ReadFileTool(_WorkspaceTool):
         "required": ["path"],
         "additionalProperties": False,
     }
+
+    async def named_in(self, text: str) -> list[dict[str, Any]]:
+        return [{"path": path} for path in await asyncio.to_thread(self._named, text)]
+
+    def _named(self, text: str) -> list[str]:
+        """Workspace files whose name (or path) ``text`` holds as a whole word, at most
+        ``MAX_NAMED_FILES``. Names without an extension ("notes") are left alone: they are
+        ordinary words more often than file names."""
+        found: list[str] = []
+        folded = text.casefold()
+        for count, entry in enumerate(self.workspace.walk()):
+            if count >= MAX_LIST_ENTRIES or len(found) >= MAX_NAMED_FILES:
+                break
+            if "." not in entry.name.strip(".") or not entry.is_file():
+                continue
+            rel = entry.relative_to(self.workspace.root).as_posix()
+            for name in {rel, entry.name}:
+                if re.search(rf"(?<![\w./-]){re.escape(name.casefold())}(?![\w/-])", folded):
+                    found.append(rel)
+                    break
+        return found
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
         if await asyncio.to_thread(lambda: self.workspace.resolve(args["path"]).is_dir()):
@@ -154,7 +178,7 @@ class WriteFileTool(_WorkspaceTool):
     name = "write_file"
     description = "Write or append text to a workspace file (asks the user first)"
     read_only = False
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "File path relative to the workspace."},
@@ -180,7 +204,7 @@ class WriteFileTool(_WorkspaceTool):
 class SearchFilesTool(_WorkspaceTool):
     name = "search_files"
     description = "Find workspace files by name glob ('*.md') and/or text inside"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "name": {"type": "string", "description": "Glob on the file name, e.g. '*.txt'."},

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -203,7 +204,7 @@ class NoteCreateTool(Tool):
     name = "note_create"
     description = "Save a new note (title, Markdown text, optional tags)"
     read_only = False  # it adds a file to the user's notes, so the user confirms it
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "title": {"type": "string", "minLength": 1},
@@ -228,7 +229,7 @@ class NoteCreateTool(Tool):
 class NotesFindTool(Tool):
     name = "notes_find"
     description = "List the user's notes, or search them by words"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "Words to look for; empty lists all notes."},
@@ -261,7 +262,7 @@ class NotesFindTool(Tool):
 class NoteReadTool(Tool):
     name = "note_read"
     description = "Read one of the user's notes by id (ids come from notes_find)"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {"id": {"type": "string", "description": "Note id, e.g. 'shopping-list'."}},
         "required": ["id"],

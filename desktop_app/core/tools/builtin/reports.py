@@ -9,6 +9,7 @@ a report cannot smuggle markup into the preview. The LLM only sees the engine's 
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -78,7 +79,7 @@ class ReportTool(Tool):
 
     name = "make_report"
     description = "Make a report the user sees in the preview pane: a title and sections"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "title": {"type": "string", "minLength": 1},
@@ -172,7 +173,7 @@ class TableTool(Tool):
 
     name = "make_table"
     description = "Make a table the user sees in the preview pane, from columns and rows"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "title": {"type": "string", "minLength": 1},
@@ -202,7 +203,7 @@ class ChartTool(Tool):
 
     name = "make_chart"
     description = "Create a bar or line chart (SVG) from labels and number series"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "title": {"type": "string", "minLength": 1},

@@ -11,7 +11,7 @@ user's home folder layout.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def passage_label(hit: Hit, sources: Sequence[str]) -> str:
 class SearchDocumentsTool(Tool):
     name = "search_documents"
     description = "Search the user's documents attached to this chat for passages"
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {"query": {"type": "string",
                                  "description": "What to look for, in the user's words"}},

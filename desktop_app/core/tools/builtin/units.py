@@ -10,6 +10,7 @@ with a decimal comma ("3,5") are read through ``unit_names``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from desktop_app.core.errors import ToolArgumentError
@@ -183,7 +184,7 @@ class UnitConvertTool(Tool):
     name = "convert_units"
     description = ("Convert a value between units: km/miles/feet/metres, kg/lb/oz, °C/°F, "
                    "litres/gallons, km/h/mph, area, data sizes, time")
-    parameters: dict[str, Any] = {
+    parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "value": {"type": "number"},
@@ -193,6 +194,7 @@ class UnitConvertTool(Tool):
         "required": ["value", "from_unit", "to_unit"],
         "additionalProperties": False,
     }
+    pure = True
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
         value = _value(args["value"])

@@ -1,0 +1,116 @@
+"""Checks of a call a small model chose, before it is made.
+
+Offered tools, the bundled 0.5B model calls one for requests that only need words, and
+writes arguments from nowhere: a greeting became ``calculator("2 + 3")``, a grammar fix
+``calculator("'They was late yesterday.'")``, a question about the largest planet a date
+calculation between two invented dates. Two signs of such a call need no reading of the
+request's words, so they hold in every language:
+
+* a pure tool (it only computes from what it is given) was given numbers of which none
+  appears in the conversation or in today's date: the model made them up;
+* a pure tool, run on arguments that hold no number at all, fails: words were sent to a
+  tool that computes ("Australia" to the calculator).
+
+Such a call is not made; the model answers in its own words instead. A call that fails
+on numbers from the conversation is a slip on a real task ("5 miles" for a conversion):
+it is made, and the model sees the tool's error and goes on, as after any failed call.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from desktop_app.core.errors import DesktopAppError
+from desktop_app.core.llm.types import ChatMessage, ToolCall
+from desktop_app.core.tools.base import Tool
+
+#: A number as written in text: digits with at most one decimal point or comma.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _readings(token: str) -> set[float]:
+    """Every value ``token`` may stand for: "1,850" (thousands) and "3,5" (a decimal comma)
+    are both read both ways, and each part of "2026-12-06" or "1.2.3" on its own."""
+    values: set[float] = set()
+    parts = re.split(r"[.,]", token)
+    for part in parts:
+        values.add(float(part))
+    values.add(float("".join(parts)))
+    if len(parts) == 2:
+        values.add(float(f"{parts[0]}.{parts[1]}"))
+    return values
+
+
+def numbers_in(text: str) -> set[float]:
+    values: set[float] = set()
+    for match in _NUMBER.finditer(text):
+        values |= _readings(match.group())
+    return values
+
+
+def _argument_numbers(value: Any) -> set[float]:
+    """The numbers written in an argument value (strings, numbers, lists, objects)."""
+    if isinstance(value, bool):
+        return set()
+    if isinstance(value, int | float):
+        return set() if math.isnan(value) else {float(value)}
+    if isinstance(value, str):
+        return numbers_in(value)
+    if isinstance(value, dict):
+        return set().union(*(_argument_numbers(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_argument_numbers(v) for v in value))
+    return set()
+
+
+def grounded(arguments: dict[str, Any], messages: Sequence[ChatMessage],
+             today: date) -> bool:
+    """False when the arguments hold numbers and none of them appears in the conversation
+    or in today's date."""
+    given = _argument_numbers(arguments)
+    if not given:
+        return True
+    known = {float(today.year), float(today.month), float(today.day)}
+    for message in messages:
+        known |= numbers_in(message.content or "")
+    return bool(given & known)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a call should not be made: the model should answer in words instead."""
+
+    reason: str
+
+
+async def review_call(call: ToolCall, tool: Tool, messages: Sequence[ChatMessage],
+                      today: date | None = None) -> Problem | None:
+    """Why ``call`` should not be made (see the module's docstring), or None."""
+    if not tool.pure:
+        return None
+    try:
+        arguments = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return None  # the loop reports it to the model as for any call
+    if not isinstance(arguments, dict):
+        return None
+    if _argument_numbers(arguments):
+        if grounded(arguments, _conversation(messages), today or date.today()):
+            return None
+        return Problem("None of the numbers given appears in the conversation.")
+    try:
+        result = await tool.run(tool.validate(arguments))
+    except (DesktopAppError, ValueError, TypeError, ArithmeticError, LookupError) as exc:
+        return Problem(str(exc))
+    return None if result.ok else Problem(result.error or "The call failed.")
+
+
+def _conversation(messages: Iterable[ChatMessage]) -> list[ChatMessage]:
+    """What the user and the assistant said (the system turn's examples do not count)."""
+    return [m for m in messages if m.role != "system"]
