@@ -11,6 +11,7 @@ from desktop_app.core.config.settings import Settings, load_settings
 from desktop_app.core.errors import ConfigError
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.registry import ModelRegistry
+from desktop_app.core.tools.base import Change
 from desktop_app.core.tools.confirmation import TerminalConfirmer
 
 
@@ -58,7 +59,8 @@ def make_confirmer(settings: Settings, *, assume_yes: bool) -> Any:
     """Ask on the terminal (yes / no / always) before tools that change things; deny, saying
     why, when nobody can answer. ``--yes`` allows everything."""
     if assume_yes:
-        async def allow(tool_name: str, args: dict[str, Any]) -> bool:
+        async def allow(tool_name: str, args: dict[str, Any],
+                        change: Change | None = None) -> bool:
             return True
 
         return allow

@@ -13,7 +13,7 @@ from desktop_app.core.compare import CompareTarget, compare_models, format_table
 from desktop_app.core.config.settings import load_settings
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.factory import build_registry
-from desktop_app.core.tools.base import ToolRegistry
+from desktop_app.core.tools.base import Change, ToolRegistry
 from desktop_app.core.tools.builtin import default_tools
 
 
@@ -39,7 +39,7 @@ async def _compare(args: argparse.Namespace) -> int:
     registry = build_registry(settings)
     tools = default_tools(settings)
 
-    async def deny(tool_name: str, tool_args: dict[str, Any]) -> bool:
+    async def deny(tool_name: str, tool_args: dict[str, Any], change: Change | None) -> bool:
         # A comparison runs unattended: tools that change things are never run.
         return False
 

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.core.tools.base import Change
 from desktop_app.ui import theme
 from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.compare_column import CompareColumn
@@ -296,7 +297,7 @@ class CompareWindow(QWidget):
     def _make_agent(self, llm: LLM) -> ReActAgent:
         from desktop_app.core.agent.factory import make_agent
 
-        async def deny(tool_name: str, tool_args: dict[str, Any]) -> bool:
+        async def deny(tool_name: str, tool_args: dict[str, Any], change: Change | None) -> bool:
             # Nobody answers permission questions in a comparison: changing tools never run
             # (the same rule as `desktop-app compare`).
             return False

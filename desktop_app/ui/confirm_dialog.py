@@ -6,6 +6,7 @@ asyncio loop keeps running (and a Stop still works) while the question is on scr
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -32,10 +33,24 @@ class ConfirmDialog(QDialog):
         self._answer = answer
         self._answered = False
         layout = QVBoxLayout(self)
-        intro = QLabel(f"The assistant wants to run <b>{event.tool_name}</b>, which can change "
-                       "files or other things on this computer. Allow it?")
+        intro = QLabel(f"The assistant wants to run <b>{html.escape(event.tool_name)}</b>. "
+                       "Allow it?")
         intro.setWordWrap(True)
         layout.addWidget(intro)
+        change = QLabel()
+        change.setObjectName("ConfirmChange")
+        change.setWordWrap(True)
+        change.setTextFormat(Qt.TextFormat.PlainText)
+        change.setText(event.change or "It can change files or other things on this computer.")
+        layout.addWidget(change)
+        self.change_label = change
+        if event.destroys:
+            warning = QLabel("This cannot be undone, so it is asked every time, even when you "
+                             f"always allow {event.tool_name}.")
+            warning.setObjectName("ConfirmWarning")
+            warning.setWordWrap(True)
+            warning.setTextFormat(Qt.TextFormat.PlainText)
+            layout.addWidget(warning)
         layout.addWidget(_text_box(format_args(event.tool_args)))
         row = QHBoxLayout()
         self.deny_button = QPushButton("Deny")

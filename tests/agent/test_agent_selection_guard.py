@@ -145,7 +145,7 @@ async def test_declined_tool_does_not_run_and_the_model_is_told() -> None:
     writer = echo_tool("write_note", read_only=False)
     asked: list[tuple[str, Any]] = []
 
-    async def deny(name: str, args: dict[str, Any]) -> bool:
+    async def deny(name: str, args: dict[str, Any], change: object) -> bool:
         asked.append((name, args))
         return False
 
@@ -161,7 +161,7 @@ async def test_allowed_tool_runs_and_read_only_tools_are_not_asked() -> None:
     writer = echo_tool("write_note", read_only=False)
     asked: list[str] = []
 
-    async def allow(name: str, args: dict[str, Any]) -> bool:
+    async def allow(name: str, args: dict[str, Any], change: object) -> bool:
         asked.append(name)
         return True
 
@@ -173,7 +173,7 @@ async def test_allowed_tool_runs_and_read_only_tools_are_not_asked() -> None:
 
 
 async def test_confirmer_failure_counts_as_not_confirmed() -> None:
-    async def broken(name: str, args: dict[str, Any]) -> bool:
+    async def broken(name: str, args: dict[str, Any], change: object) -> bool:
         raise RuntimeError("UI went away")
 
     llm = ScriptedLLM([json_action("write_note", {"text": "hi"}), json_final("ok")])

@@ -163,7 +163,7 @@ def test_a_given_confirmer_is_asked_and_can_allow() -> None:
     WRITTEN.clear()
     asked: list[str] = []
 
-    async def allow(name: str, args: dict[str, object]) -> bool:
+    async def allow(name: str, args: dict[str, object], change: object) -> bool:
         asked.append(name)
         return True
 

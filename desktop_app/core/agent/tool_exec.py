@@ -19,10 +19,10 @@ from desktop_app.core.agent.prompts import artifact_summary, cut
 from desktop_app.core.agent.result import StepRecord
 from desktop_app.core.errors import DesktopAppError, ToolError
 from desktop_app.core.llm.json_extract import loads_lenient
-from desktop_app.core.tools.base import Tool, ToolRegistry, ToolResult
+from desktop_app.core.tools.base import Change, Tool, ToolRegistry, ToolResult
 
-#: ``confirm(tool_name, args) -> bool``: asked before a tool with ``read_only = False`` runs.
-Confirmer = Callable[[str, dict[str, Any]], Awaitable[bool]]
+#: ``confirm(tool_name, args, change) -> bool``: asked before a tool with ``read_only = False`` runs.
+Confirmer = Callable[[str, dict[str, Any], Change | None], Awaitable[bool]]
 Emit = Callable[[Event], Awaitable[None]]
 
 
@@ -157,7 +157,11 @@ class ToolExecutor:
         assert self._confirm is not None
         async with self._confirm_lock:
             try:
-                allowed = await self._confirm(tool.name, args)
+                change = await tool.describe_change(args)
+            except (DesktopAppError, OSError, ValueError):
+                change = None  # the question shows the arguments alone
+            try:
+                allowed = await self._confirm(tool.name, args, change)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the call is skipped, not the run

@@ -41,7 +41,7 @@ from desktop_app.core.dag.step_input import build_step_query
 from desktop_app.core.errors import UnknownModelError
 from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
 from desktop_app.core.llm.types import Usage
-from desktop_app.core.tools.base import ToolRegistry
+from desktop_app.core.tools.base import Change, ToolRegistry
 
 if TYPE_CHECKING:
     from desktop_app.core.llm.registry import ModelRegistry
@@ -65,7 +65,8 @@ STEP_SYSTEM_PROMPT = (
 )
 
 
-async def deny_unconfirmed(tool_name: str, args: dict[str, Any]) -> bool:
+async def deny_unconfirmed(tool_name: str, args: dict[str, Any],
+                           change: Change | None) -> bool:
     """The confirmer when none was given: refuse every tool that changes something."""
     log.info("DAG step: %s needs confirmation and no confirmer was given; denied", tool_name)
     return False

@@ -33,6 +33,7 @@ from desktop_app.core.evals.artifact_checks import check_chart, check_table
 from desktop_app.core.evals.checks import check_text
 from desktop_app.core.evals.suite import EvalSuite, EvalTask
 from desktop_app.core.llm.types import Usage
+from desktop_app.core.tools.base import Change
 
 if TYPE_CHECKING:
     from desktop_app.core.llm.base import LLM
@@ -158,7 +159,7 @@ def suite_library(suite: EvalSuite) -> Any:
     return _LIBRARIES[key]
 
 
-async def _allow(_tool: str, _args: dict[str, Any]) -> bool:
+async def _allow(_tool: str, _args: dict[str, Any], _change: Change | None) -> bool:
     return True
 
 

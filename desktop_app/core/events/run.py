@@ -124,6 +124,10 @@ class Confirm(Event):
     request_id: str
     tool_name: str
     tool_args: Any = None
+    #: What the call would change, in the user's words (``Tool.describe_change``).
+    change: str | None = None
+    #: It destroys something (a file's content): "always allow" does not cover it.
+    destroys: bool = False
 
 
 class ErrorEvent(Event):

@@ -48,6 +48,16 @@ class ToolResult(BaseModel):
         return cls(error=message)
 
 
+class Change(BaseModel):
+    """What a call of a tool that changes something would do, in the user's words, shown
+    when the user is asked to allow it."""
+
+    summary: str
+    #: It destroys what cannot be got back (a file's current content): the user is asked
+    #: every time, even for a tool they chose to always allow.
+    destroys: bool = False
+
+
 #: A confirmation shows at most this much of what was saved; the rest is in the note/file.
 CONFIRMATION_SHOWN_CHARS = 600
 
@@ -94,6 +104,12 @@ class Tool(ABC):
     @abstractmethod
     async def run(self, args: dict[str, Any]) -> ToolResult:
         """Run with validated arguments. May raise; the engine turns errors into observations."""
+
+    async def describe_change(self, args: dict[str, Any]) -> Change | None:
+        """What running with ``args`` would change (validated arguments), for the question
+        the user is asked before a tool that is not ``read_only`` runs; None: nothing
+        more to say than the arguments."""
+        return None
 
     async def named_in(self, text: str) -> list[dict[str, Any]]:
         """Arguments for reading, with this tool, what ``text`` names by its exact name (a

@@ -10,7 +10,9 @@ supplies that callable in two flavours:
   why) when stdin is not a terminal, so a piped or scripted run never hangs.
 
 "Always for this tool" is remembered in ``settings.tools.always_allow`` and saved, so the
-next run (and the next app start) does not ask again for that tool.
+next run (and the next app start) does not ask again for that tool — except for a call
+that destroys something (``Change.destroys``: replacing a file's content), which is asked
+about every time.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from typing import Any, TextIO
 
 from desktop_app.core.config.settings import Settings, load_settings, save_settings
 from desktop_app.core.events.run import Confirm, Event
+from desktop_app.core.tools.base import Change
 
-ConfirmFn = Callable[[str, dict[str, Any]], Awaitable[bool]]
+ConfirmFn = Callable[[str, dict[str, Any], Change | None], Awaitable[bool]]
 EmitFn = Callable[[Event], Any]
 
 
@@ -40,6 +43,10 @@ class AlwaysAllowList:
 
     def __contains__(self, tool_name: object) -> bool:
         return tool_name in self._names
+
+    def covers(self, tool_name: str, change: Change | None) -> bool:
+        """The call runs without asking: the tool is always allowed and destroys nothing."""
+        return tool_name in self._names and not (change is not None and change.destroys)
 
     def add(self, tool_name: str) -> None:
         if tool_name in self._names:
@@ -75,15 +82,18 @@ class Confirmer:
         """Request ids still waiting for an answer."""
         return list(self._pending)
 
-    async def __call__(self, tool_name: str, args: dict[str, Any]) -> bool:
-        if tool_name in self.always:
+    async def __call__(self, tool_name: str, args: dict[str, Any],
+                       change: Change | None = None) -> bool:
+        if self.always.covers(tool_name, change):
             return True
         request_id = uuid.uuid4().hex
         future: asyncio.Future[tuple[bool, bool]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (tool_name, future)
         try:
             if self.emit is not None:
-                event = Confirm(request_id=request_id, tool_name=tool_name, tool_args=args)
+                event = Confirm(request_id=request_id, tool_name=tool_name, tool_args=args,
+                                change=change.summary if change else None,
+                                destroys=bool(change and change.destroys))
                 result = self.emit(event)
                 if inspect.isawaitable(result):
                     await result
@@ -152,11 +162,12 @@ class TerminalConfirmer:
         except (AttributeError, ValueError):
             return False
 
-    async def __call__(self, tool_name: str, args: dict[str, Any]) -> bool:
-        if tool_name in self.always:
+    async def __call__(self, tool_name: str, args: dict[str, Any],
+                       change: Change | None = None) -> bool:
+        if self.always.covers(tool_name, change):
             return True
         async with self._lock:
-            if tool_name in self.always:  # answered "always" while we waited
+            if self.always.covers(tool_name, change):  # answered "always" while we waited
                 return True
             if not self._is_tty():
                 self.stdout.write(
@@ -165,10 +176,12 @@ class TerminalConfirmer:
                     f"'{tool_name}' to tools.always_allow in the settings.\n")
                 self.stdout.flush()
                 return False
-            return await asyncio.to_thread(self._ask, tool_name, args)
+            return await asyncio.to_thread(self._ask, tool_name, args, change)
 
-    def _ask(self, tool_name: str, args: dict[str, Any]) -> bool:
+    def _ask(self, tool_name: str, args: dict[str, Any], change: Change | None) -> bool:
         self.stdout.write(f"\nThe assistant wants to run:\n{describe_call(tool_name, args)}\n")
+        if change is not None:
+            self.stdout.write(f"{change.summary}\n")
         for _ in range(5):
             self.stdout.write("Allow? [y]es / [n]o / [a]lways for this tool: ")
             self.stdout.flush()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import ToolArgumentError, ToolError
-from desktop_app.core.tools.base import Tool, ToolResult, fenced
+from desktop_app.core.tools.base import Change, Tool, ToolResult, fenced
 from desktop_app.core.tools.builtin.text_facts import file_facts
 from desktop_app.core.tools.sandbox import Workspace
 
@@ -40,6 +40,11 @@ def _size(n: int) -> str:
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024  # type: ignore[assignment]
     return f"{n} B"
+
+
+def _lines(text: str) -> str:
+    count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    return "1 line" if count == 1 else f"{count} lines"
 
 
 #: What the file tools tell the model about the user's files.
@@ -189,6 +194,24 @@ class WriteFileTool(_WorkspaceTool):
         "required": ["path", "content"],
         "additionalProperties": False,
     }
+
+    async def describe_change(self, args: dict[str, Any]) -> Change | None:
+        return await asyncio.to_thread(self._change, str(args["path"]), str(args["content"]),
+                                       bool(args.get("append")))
+
+    def _change(self, path: str, content: str, append: bool) -> Change:
+        adding = f"{len(content):,} characters ({_lines(content)})"
+        try:
+            target = self.workspace.resolve(path, must_exist=False)
+        except ToolError as exc:
+            return Change(summary=f"Write '{path}' — refused: {exc}")
+        if not target.is_file():
+            return Change(summary=f"Create '{path}' in your workspace with {adding}.")
+        if append:
+            return Change(summary=f"Add {adding} to the end of '{path}'.")
+        size = target.stat().st_size
+        return Change(summary=(f"Replace '{path}' ({_size(size)}) with {adding}. Its current "
+                               "content will be lost."), destroys=True)
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
         append = bool(args.get("append"))
