@@ -34,6 +34,8 @@ from desktop_app.core.agent import (
     drive_run,
     encode_sse,
 )
+from desktop_app.core.agent.factory import MAX_ITERATIONS_LOCAL
+from desktop_app.core.agent.react import DEFAULT_MAX_ITERATIONS
 from desktop_app.core.config.settings import Settings, load_settings
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.factory import build_registry
@@ -52,7 +54,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--events", action="store_true",
                         help="print the Server-Sent Events stream instead of the answer")
     parser.add_argument("--max-iterations", type=int, default=None, metavar="N",
-                        help="stop the tool loop after N iterations (default 50)")
+                        help=("stop the tool loop after N iterations (default: "
+                              f"{MAX_ITERATIONS_LOCAL} on a local model, "
+                              f"{DEFAULT_MAX_ITERATIONS} on a hosted one)"))
     parser.add_argument("--json-mode", action="store_true",
                         help="use JSON mode even if the model supports native tool calls")
     parser.add_argument("--temperature", type=float, default=None, metavar="T",

@@ -51,6 +51,10 @@ from desktop_app.core.tools.base import Tool, ToolRegistry
 DEFAULT_LOOP_MAX_TOKENS = 2048
 
 
+#: Tool-loop turns before a run stops (hosted models; local ones get fewer: the factory).
+DEFAULT_MAX_ITERATIONS = 50
+
+
 class ReActAgent:
     """A tool-using agent bound to one LLM.
 
@@ -76,7 +80,7 @@ class ReActAgent:
         tools: ToolRegistry | Sequence[Tool] | None = None,
         *,
         system_prompt: str | None = None,
-        max_iterations: int = 50,
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
         use_native_tools: bool = True,
         context_guard: ContextGuardLike | None = None,
         confirm: Confirmer | None = None,
