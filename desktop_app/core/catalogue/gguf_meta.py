@@ -11,6 +11,7 @@ ggml/docs/gguf.md) with ``struct`` over a memory map and skips what it does not 
 from __future__ import annotations
 
 import mmap
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,13 @@ _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<
 _STRING, _ARRAY = 8, 9
 #: Arrays longer than this are skipped, not kept (the tokenizer's vocabulary and merges).
 _KEEP_ARRAY = 64
+#: Limits no real model comes near (tens of keys, at most a few thousand tensors, arrays
+#: of arrays one level deep, splits in the tens): a hostile header beyond them is refused
+#: at once instead of being walked for minutes or recursing until Python gives up.
+MAX_KEYS = 1 << 16
+MAX_TENSORS = 1 << 20
+MAX_ARRAY_DEPTH = 4
+MAX_SPLIT_PARTS = 999
 #: general.file_type → the quantisation people know it by (llama.cpp's LLAMA_FTYPE_*).
 FILE_TYPES = {
     0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
@@ -144,17 +152,19 @@ class _Cursor:
         if self.at > len(self.data):
             raise GgufError("a header string runs past the end of the file")
 
-    def value(self, kind: int, key: str, metadata: dict[str, Any]) -> Any:
+    def value(self, kind: int, key: str, metadata: dict[str, Any], depth: int = 0) -> Any:
         if kind in _SCALARS:
             return self.take(_SCALARS[kind])
         if kind == _STRING:
             return self.string()
         if kind != _ARRAY:
             raise GgufError(f"unknown value type {kind} for '{key}'")
+        if depth >= MAX_ARRAY_DEPTH:
+            raise GgufError(f"'{key}' nests arrays more than {MAX_ARRAY_DEPTH} deep")
         element, count = self.take("<I"), self.take("<Q")
         metadata[f"{key}.count"] = count
         if count <= _KEEP_ARRAY:
-            return [self.value(element, key, {}) for _ in range(count)]
+            return [self.value(element, key, {}, depth + 1) for _ in range(count)]
         if element in _SCALARS:
             self.at += struct.calcsize(_SCALARS[element]) * count
         elif element == _STRING:
@@ -168,6 +178,9 @@ class _Cursor:
 def read_gguf(path: str | Path) -> GgufInfo:
     """The header of the GGUF file at ``path``; raises ``GgufError`` (or ``OSError``)."""
     path = Path(path)
+    if not stat.S_ISREG(path.stat().st_mode):
+        # Opening a FIFO named *.gguf blocks until someone writes to it: for ever.
+        raise GgufError(f"{path.name} is not a regular file")
     with path.open("rb") as handle:
         size = path.stat().st_size
         if size < 24:
@@ -181,6 +194,10 @@ def read_gguf(path: str | Path) -> GgufInfo:
             if version < 2:
                 raise GgufError(f"{path.name} is GGUF version {version}; only 2 and 3 are read")
             tensor_count, kv_count = cursor.take("<Q"), cursor.take("<Q")
+            if kv_count > MAX_KEYS or tensor_count > MAX_TENSORS:
+                raise GgufError(f"{path.name} claims {kv_count:,} metadata keys and "
+                                f"{tensor_count:,} tensors, more than any model has: the "
+                                "header is damaged or made to hang readers")
             metadata: dict[str, Any] = {}
             for _ in range(kv_count):
                 key = cursor.string()
@@ -210,8 +227,8 @@ def _other_parts(path: Path, metadata: dict[str, Any]) -> list[Path]:
     import re
 
     match = re.match(r"^(.*)-(\d{5})-of-(\d{5})\.gguf$", path.name)
-    if not match:
-        return []
+    if not match or int(match.group(3)) != count or count > MAX_SPLIT_PARTS:
+        return []  # the name and the header disagree: not a split this reader trusts
     stem = match.group(1)
     return [path.with_name(f"{stem}-{n:05d}-of-{count:05d}.gguf")
             for n in range(1, count + 1) if n != int(match.group(2))]

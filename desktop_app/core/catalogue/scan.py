@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,8 @@ from pathlib import Path
 #: (Unfinished downloads, "x.gguf.part" and the like, fail the ".gguf" ending test.)
 _NOT_MODELS = ("mmproj", "ggml-vocab")
 _OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
+#: How Ollama names a blob: the digest's algorithm and hex value ("sha256-<64 hex>").
+_DIGEST = re.compile(r"[a-z0-9]+-[0-9a-f]+")
 
 
 @dataclass(frozen=True)
@@ -93,9 +97,12 @@ def _gguf_files(app: str, folder: Path) -> Iterator[FoundModel]:
                 continue
             path = Path(root) / file_name
             try:
-                size = path.stat().st_size  # follows the HF cache's symlinks into blobs
+                info = path.stat()  # follows the HF cache's symlinks into blobs
             except OSError:
                 continue  # a dangling link: the blob was deleted
+            if not stat.S_ISREG(info.st_mode):
+                continue  # a FIFO or device named *.gguf would hang whoever opens it
+            size = info.st_size
             yield FoundModel(app, _display_name(app, folder, path), path, size)
 
 
@@ -125,11 +132,16 @@ def _ollama_models(folder: Path) -> Iterator[FoundModel]:
                 if not isinstance(layer, dict) or layer.get("mediaType") != _OLLAMA_MODEL_LAYER:
                     continue
                 digest = str(layer.get("digest", "")).replace(":", "-")
+                if not _DIGEST.fullmatch(digest):
+                    continue  # "../../x" would lead out of the blobs folder
                 blob = folder / "blobs" / digest
                 try:
-                    size = blob.stat().st_size
+                    info = blob.stat()
                 except OSError:
                     continue
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                size = info.st_size
                 model = manifest.parent.name
                 namespace = manifest.parent.parent.name
                 name = f"{model}:{tag}" if namespace == "library" else f"{namespace}/{model}:{tag}"
