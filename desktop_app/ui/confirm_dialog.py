@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from desktop_app.core.tools.confirmation import describe_call
 from desktop_app.ui.tool_card import _text_box, format_args
 
 if TYPE_CHECKING:
@@ -51,7 +52,9 @@ class ConfirmDialog(QDialog):
             warning.setWordWrap(True)
             warning.setTextFormat(Qt.TextFormat.PlainText)
             layout.addWidget(warning)
-        layout.addWidget(_text_box(format_args(event.tool_args)))
+        shown = (describe_call(event.tool_name, event.tool_args)
+                 if isinstance(event.tool_args, dict) else format_args(event.tool_args))
+        layout.addWidget(_text_box(shown))
         row = QHBoxLayout()
         self.deny_button = QPushButton("Deny")
         self.always_button = QPushButton(f"Always allow {event.tool_name}")

@@ -190,7 +190,7 @@ async def test_terminal_answers(typed: str, allowed: bool) -> None:
     out = io.StringIO()
     confirmer = TerminalConfirmer(stdin=io.StringIO(typed), stdout=out, interactive=True)
     assert await confirmer("write_file", {"path": "a.txt"}) is allowed
-    assert "write_file" in out.getvalue() and '"path": "a.txt"' in out.getvalue()
+    assert "write_file" in out.getvalue() and 'path: "a.txt"' in out.getvalue()
 
 
 async def test_terminal_always_is_saved() -> None:

@@ -122,12 +122,18 @@ class Confirmer:
                 future.set_result((False, False))
 
 
-def describe_call(tool_name: str, args: dict[str, Any], width: int = 600) -> str:
-    """A short human-readable rendering of a tool call, for prompts and dialogs."""
-    text = json.dumps(args, ensure_ascii=False, indent=2)
-    if len(text) > width:
-        text = text[:width] + f"\n... ({len(text) - width} more characters)"
-    return f"{tool_name}\n{text}"
+def describe_call(tool_name: str, args: dict[str, Any]) -> str:
+    """A tool call as the person asked to allow it should read it: every argument whole
+    (nothing cut: a harmful line late in a script must be seen), text of several lines
+    (code, file content) shown as its lines rather than as one escaped JSON string."""
+    lines = [tool_name]
+    for key, value in args.items():
+        if isinstance(value, str) and "\n" in value:
+            body = "\n".join(f"    {line}" for line in value.splitlines())
+            lines.append(f"  {key}:\n{body}")
+        else:
+            lines.append(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines)
 
 
 class TerminalConfirmer:
