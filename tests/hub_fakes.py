@@ -56,6 +56,8 @@ class HubFile:
     path: Path
     #: The hash the hub announces (default: the file's own).
     sha256: str | None = None
+    #: The size the hub announces (default: the file's own; 0: none, and no LFS record).
+    announced_size: int | None = None
 
     def announced_hash(self) -> str:
         if self.sha256 is None:
@@ -74,6 +76,14 @@ class FakeHub:
     ignore_ranges: bool = False
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
     url: str = ""
+
+
+def _sibling(name: str, entry: HubFile) -> dict[str, object]:
+    size = entry.path.stat().st_size if entry.announced_size is None else entry.announced_size
+    if not size:
+        return {"rfilename": name}
+    return {"rfilename": name, "size": size,
+            "lfs": {"size": size, "sha256": entry.announced_hash(), "pointerSize": 134}}
 
 
 def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
@@ -110,9 +120,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                     self._json({"error": "Repository not found"}, 404, "RepoNotFound")
                     return
                 self._json({"id": repo, "sha": "0" * 40, "siblings": [
-                    {"rfilename": name, "size": f.path.stat().st_size,
-                     "lfs": {"size": f.path.stat().st_size, "sha256": f.announced_hash(),
-                             "pointerSize": 134}} for name, f in sorted(files.items())]})
+                    _sibling(name, f) for name, f in sorted(files.items())]})
             else:
                 self._file(head=False)
 

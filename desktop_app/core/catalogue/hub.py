@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop_app.core.errors import DesktopAppError
+
 #: Bytes per read; progress is reported at most this often.
 _CHUNK = 1024 * 1024
 #: Reconnections after a dropped connection before the download gives up (and stays
@@ -34,8 +36,9 @@ _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<n>\d{5})-of-(?P<total>\d{5})\.gguf$")
 _QUANT = re.compile(r"(?i)(?:^|[-_.])((?:I?Q\d(?:_[A-Z0-9]+)*)|F16|BF16|F32)(?=[-_.]|$)")
 
 
-class HubError(RuntimeError):
-    """Searching or downloading failed; the message says what to do."""
+class HubError(DesktopAppError):
+    """Searching or downloading failed; the message says what to do (shown as such by the
+    CLI and the window, never as a traceback)."""
 
 
 class DownloadStopped(HubError):  # a stop the user asked for, not a failure
@@ -195,6 +198,12 @@ def download_model(model: RemoteModel, folder: Path, *,
     control = control or DownloadControl()
     if _offline():
         raise HubError("Cannot download: offline mode is on (HF_HUB_OFFLINE is set).")
+    unknown = [name for name, size in zip(model.files, model.sizes, strict=True) if size <= 0]
+    if unknown:
+        # Without a size nothing bounds what the server sends and the disk space cannot be
+        # checked; the hub always gives one for model files.
+        raise HubError(f"The hub does not say how large {', '.join(unknown)} is, so it is not "
+                       "downloaded.", hint="Choose a file the hub lists with its size.")
     folder.mkdir(parents=True, exist_ok=True)
     targets = [folder / Path(name).name for name in model.files]
     missing = [(i, t) for i, t in enumerate(targets) if not t.exists()]
@@ -246,7 +255,7 @@ def _download_file(model: RemoteModel, index: int, target: Path, progress: Downl
     failures = 0
     while not (expected_size and part.size >= expected_size):
         try:
-            _transfer(url, part, progress, on_progress, control)
+            _transfer(url, part, progress, on_progress, control, limit=expected_size)
             break
         except DownloadStopped:
             if control.cancel.is_set():
@@ -265,8 +274,8 @@ def _download_file(model: RemoteModel, index: int, target: Path, progress: Downl
 
 def _transfer(url: str, part: _PartFile, progress: DownloadProgress,
               on_progress: Callable[[DownloadProgress], None] | None,
-              control: DownloadControl) -> None:
-    """Append the rest of ``url`` to ``part``."""
+              control: DownloadControl, *, limit: int) -> None:
+    """Append the rest of ``url`` to ``part``, never more than ``limit`` bytes in all."""
     from huggingface_hub.utils import build_hf_headers, get_session
 
     from desktop_app.core import egress
@@ -293,6 +302,13 @@ def _transfer(url: str, part: _PartFile, progress: DownloadProgress,
                     cancelled = control.cancel.is_set()
                     raise DownloadStopped("Download cancelled." if cancelled
                                           else "Download paused.", cancelled=cancelled)
+                if handle.tell() + len(block) > limit:
+                    handle.close()
+                    part.path.unlink(missing_ok=True)
+                    raise HubError(f"The server sent more than the {limit:,} bytes the hub "
+                                   f"declared for {url.rsplit('/', 1)[-1]}; the download was "
+                                   "stopped and removed.", hint="Try again later or choose "
+                                   "another file; a server that does this is not trustworthy.")
                 handle.write(block)
                 part.digest.update(block)
                 progress.done += len(block)
