@@ -8,6 +8,7 @@ skipped; one that changed is added as a copy with a fresh id (an import never ov
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
 import zipfile
 from dataclasses import dataclass, field
@@ -43,6 +44,10 @@ def read_import_file(path: Path) -> Any:
                                        hint="Pick the ChatGPT export zip or a JSON export.")
                 return json.loads(archive.read(min(names, key=len)).decode("utf-8"))
         return json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise StorageError(f"Cannot read {path}: its JSON is nested deeper than any export.",
+                           hint="Use a desktop-app JSON export or ChatGPT's conversations.json.") \
+            from None
     except (OSError, UnicodeDecodeError, ValueError, zipfile.BadZipFile) as exc:
         raise StorageError(f"Cannot read {path} as an export file: {exc}",
                            hint="Use a desktop-app JSON export or ChatGPT's conversations.json.") \
@@ -88,17 +93,38 @@ def import_data(store: ConversationStore, data: Any) -> ImportReport:
     return report
 
 
+#: Errors an entry of an export can cause, each ending that entry only. sqlite3's
+#: InterfaceError/ProgrammingError: a value of a type SQLite cannot store (a dict as text).
+_ENTRY_ERRORS = (KeyError, TypeError, ValueError, AttributeError, ArithmeticError,
+                 RecursionError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
+#: Timestamps outside these bounds (seconds since 1970: 1990 to 2100) are not believed.
+_EARLIEST, _LATEST = 631_152_000.0, 4_102_444_800.0
+
+
+def timestamp(value: Any) -> float | None:
+    """``value`` as a time the store can keep, or None (the store then uses now): an export
+    may hold "yesterday", a dict or 10^30, which stored as they are broke every later
+    listing of the conversations."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    seconds = float(value)
+    return seconds if _EARLIEST <= seconds <= _LATEST else None
+
+
 def _import_one(store: ConversationStore, report: ImportReport, label: str,
                 parse: Any) -> None:
     try:
         conv = parse()
-        if _already_there(store, conv):
-            report.unchanged.append(f"{label}: already in the database, unchanged")
-            return
-        report.imported.append(_write(store, conv))
+        with store.transaction():
+            # Checked inside the write lock: two imports of one export at once must not
+            # both find a conversation missing and both add it.
+            if _already_there(store, conv):
+                report.unchanged.append(f"{label}: already in the database, unchanged")
+                return
+            report.imported.append(_write(store, conv))
     except StorageError as exc:
         report.skipped.append(f"{label}: {exc}")
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except _ENTRY_ERRORS as exc:
         report.skipped.append(f"{label}: malformed entry ({type(exc).__name__}: {exc})")
 
 
@@ -152,11 +178,13 @@ def _write(store: ConversationStore, conv: ImportedConversation) -> Conversation
     if store.conn.execute("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)).fetchone():
         conv_id = uuid.uuid4().hex
     with store.transaction() as conn:
-        store.create_conversation(conv.title, model=conv.model, mode=conv.mode, id=conv_id,
-                                  created_at=conv.created_at, pinned=conv.pinned,
+        store.create_conversation(str(conv.title), model=_text_or_none(conv.model),
+                                  mode=str(conv.mode), id=conv_id,
+                                  created_at=timestamp(conv.created_at), pinned=conv.pinned,
                                   archived=conv.archived)
         ids: list[int] = []
         for m in conv.messages:
+            m["created_at"] = timestamp(m.get("created_at"))
             interrupt = m.pop("interrupt", None)
             steps, artifacts = m.pop("tool_steps"), m.pop("artifacts")
             role, content = m.pop("role"), m.pop("content")
@@ -176,16 +204,16 @@ def _write(store: ConversationStore, conv: ImportedConversation) -> Conversation
                 step = store.add_tool_step(
                     message.id, int(s.get("iteration") or 0), str(s["tool"]), s.get("args"),
                     observation=s.get("observation") or "", error=s.get("error"),
-                    elapsed=s.get("elapsed"), created_at=s.get("created_at"))
+                    elapsed=s.get("elapsed"), created_at=timestamp(s.get("created_at")))
                 for a in s.get("artifacts") or []:
                     _artifact(store, conv_id, a, message_id=message.id, step_id=step.id)
             for a in artifacts:
                 _artifact(store, conv_id, a, message_id=message.id)
         for a in conv.artifacts:
             _artifact(store, conv_id, a)
-        if conv.updated_at is not None:
+        if timestamp(conv.updated_at) is not None:
             conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?",
-                         (conv.updated_at, conv_id))
+                         (timestamp(conv.updated_at), conv_id))
     return store.get_conversation(conv_id)
 
 
@@ -193,4 +221,8 @@ def _artifact(store: ConversationStore, conv_id: str, a: dict[str, Any], *,
               message_id: int | None = None, step_id: int | None = None) -> None:
     store.add_artifact(conv_id, str(a["name"]), str(a.get("mime_type") or "text/plain"),
                        str(a.get("content") or ""), message_id=message_id, step_id=step_id,
-                       created_at=a.get("created_at"))
+                       created_at=timestamp(a.get("created_at")))
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -39,9 +39,25 @@ INTERRUPT_COLUMNS = ("id, conversation_id, message_id, content, status, created_
 _NO_TIMINGS = Timings()
 
 
+#: Stored times are believed between 1970 and 2100; anything else reads as 0 (1970).
+_LATEST_TIME = 4_102_444_800.0
+
+
+def stored_time(value: Any) -> float:
+    """A stored time as seconds: a database written by an older import may hold text
+    ("yesterday") or 10^30 there, and each listing of the conversations then failed."""
+    if type(value) is float and 0.0 <= value <= _LATEST_TIME:
+        return value  # the usual case, first: this runs for every message read
+    if isinstance(value, int | float) and not isinstance(value, bool) \
+            and 0 <= value <= _LATEST_TIME:
+        return float(value)
+    return 0.0
+
+
 def conversation(row: tuple[Any, ...]) -> Conversation:
-    return Conversation(id=row[0], title=row[1], model=row[2], mode=row[3], created_at=row[4],
-                        updated_at=row[5], pinned=bool(row[6]), archived=bool(row[7]),
+    return Conversation(id=row[0], title=row[1], model=row[2], mode=row[3],
+                        created_at=stored_time(row[4]), updated_at=stored_time(row[5]),
+                        pinned=bool(row[6]), archived=bool(row[7]),
                         deleted_at=row[8], message_count=int(row[9]), assistant=row[10],
                         chat_options=_json_object(row[11]))
 
@@ -61,7 +77,7 @@ def message(row: tuple[Any, ...], steps: list[ToolStep] | None = None) -> Messag
     timings = _NO_TIMINGS if (ttft is None and elapsed is None and tps is None
                               and iterations is None) else Timings(
         ttft, elapsed, tps, prompt_tps, iterations)
-    return Message(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8],
+    return Message(row[0], row[1], row[2], row[3], stored_time(row[4]), row[5], row[6], row[7], row[8],
                    row[9], timings, row[13], bool(row[14]),
                    json.loads(row[15]) if row[15] else [], row[16], row[17],
                    steps if steps is not None else [])
@@ -89,12 +105,13 @@ def encode_args(args: Any) -> str:
 def step(row: tuple[Any, ...]) -> ToolStep:
     return ToolStep(id=row[0], message_id=row[1], iteration=row[2], tool=row[3],
                     args=decode_args(row[4]), observation=row[5], error=row[6],
-                    elapsed=row[7], created_at=row[8])
+                    elapsed=row[7], created_at=stored_time(row[8]))
 
 
 def artifact(row: tuple[Any, ...]) -> ArtifactRecord:
     return ArtifactRecord(id=row[0], conversation_id=row[1], name=row[2], mime_type=row[3],
-                          content=row[4], created_at=row[5], message_id=row[6], step_id=row[7])
+                          content=row[4], created_at=stored_time(row[5]), message_id=row[6],
+                          step_id=row[7])
 
 
 def interrupt(row: tuple[Any, ...]) -> Interrupt:
