@@ -88,8 +88,8 @@ def test_two_imports_of_one_export_at_once_store_each_conversation_once(
     export.write_text(json.dumps([_chat(f"c{i}", f"chat {i}") for i in range(1500)]))
     db = app_home / "data" / "conversations.db"
     ConversationStore(db).close()
-    command = [sys.executable, "-c", "import sys; from desktop_app.cli import main; "
-               "raise SystemExit(main(sys.argv[1:]))", "conversations", "import", str(export)]
+    script = "import sys; from desktop_app.cli import main; raise SystemExit(main(sys.argv[1:]))"
+    command = [sys.executable, "-c", script, "conversations", "import", str(export)]
     runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             for _ in range(2)]
     for run in runs:
