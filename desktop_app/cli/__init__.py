@@ -73,5 +73,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - the last line before a person sees a traceback
+        from desktop_app.core.crash_report import describe, write_report
+
+        report = write_report(exc, args.command)
+        print(f"error: {describe(exc)}", file=sys.stderr)
+        if report is not None:
+            print(f"Details for a bug report: {report}", file=sys.stderr)
+        return 1
     finally:
         sys.stdout, sys.stderr = streams
