@@ -49,7 +49,7 @@ def test_an_unexpected_error_leaves_a_scrubbed_report(
         raise RuntimeError("server said: bad key sk-live-TOPSECRET")
 
     monkeypatch.setattr("desktop_app.cli.conversations._list", boom, raising=False)
-    import desktop_app.cli.conversations as conversations
+    from desktop_app.cli import conversations
 
     parser_func = getattr(conversations, "_list", None)
     assert parser_func is boom
