@@ -138,14 +138,21 @@ async def start_tools(window: object) -> None:
 
 def run_app(argv: Sequence[str] | None = None) -> int:
     """Run the desktop app until its window is closed; returns the exit code."""
+    from desktop_app.ui import error_funnel
     from desktop_app.ui.event_loop import make_event_loop
 
     app = create_application(argv)
     loop = make_event_loop(app)
     asyncio.set_event_loop(loop)
+    startup_errors: list[str] = []
 
     async def main() -> None:
-        window = await open_window(app)
+        try:
+            window = await open_window(app)
+        except Exception as exc:  # noqa: BLE001 - a damaged database, an unwritable folder
+            startup_errors.append(error_funnel.user_message(exc, "startup"))
+            return
+        error_funnel.install(loop, window.show_error)
         closed = asyncio.Event()
         window.closed.connect(closed.set)
         if window.is_closed:  # closed while it was still starting up
@@ -162,4 +169,7 @@ def run_app(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         loop.close()
+    if startup_errors:
+        error_funnel.show_startup_error(startup_errors[0])
+        return 1
     return 0

@@ -33,6 +33,7 @@ from desktop_app.ui.chat_documents import ChatDocuments
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.composer import Composer
 from desktop_app.ui.edit_session import EditSession
+from desktop_app.ui.error_funnel import user_message
 from desktop_app.ui.history_view import builders_for
 from desktop_app.ui.message_widgets import AssistantTurn, UserMessage
 from desktop_app.ui.model_drop import GgufDropFilter
@@ -161,13 +162,14 @@ class MainWindow(QMainWindow):
     async def _guard(self, coro: Any) -> None:
         try:
             await coro
-        except DesktopAppError as exc:
-            self.show_error(str(exc))
-        except RuntimeError:
-            # A background refresh (gauge, speeds) still pending when the window closed and
-            # the loop stopped: nothing is left to show it in.
-            if not self.is_closed:
-                raise
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every error is shown (error_funnel)
+            if self.is_closed:
+                # A background refresh (gauge, speeds) still pending when the window closed
+                # and the loop stopped: nothing is left to show it in.
+                return
+            self.show_error(user_message(exc))
 
     def show_error(self, message: str) -> None:
         turn = AssistantTurn()

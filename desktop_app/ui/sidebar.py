@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.store.records import Conversation, SearchHit
+from desktop_app.ui.error_funnel import user_message
 
 UNDO_SECONDS = 8
 _ID_ROLE = Qt.ItemDataRole.UserRole
@@ -139,8 +139,10 @@ class Sidebar(QFrame):
     async def _guard(self, coro: Any) -> None:
         try:
             await coro
-        except DesktopAppError as exc:
-            self.status.setText(str(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every error is shown (error_funnel)
+            self.status.setText(user_message(exc, "sidebar"))
             self.status.show()
 
     # --- listing --------------------------------------------------------------------------------

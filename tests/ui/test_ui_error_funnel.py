@@ -1,0 +1,86 @@
+"""Every error the window meets is shown: the app's own as they are, anything else as one
+line with a report file; a damaged database at launch is a dialog and exit code 1, not a
+traceback with no window."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ui_helpers import make_window, wait_for
+
+from desktop_app.core.llm.testing import ScriptedLLM
+from desktop_app.ui import error_funnel
+
+pytestmark = pytest.mark.gui
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _errors(window: Any) -> list[str]:
+    from PySide6.QtWidgets import QLabel
+
+    return [label.text() for label in window.chat.findChildren(QLabel)
+            if "went wrong" in label.text() or "Details for a bug report" in label.text()]
+
+
+@pytest.mark.anyio
+async def test_a_failing_background_task_is_shown_in_the_chat(qtbot: Any, app_home: Path) -> None:
+    window = await make_window(qtbot, ScriptedLLM([]))
+
+    async def broken() -> None:
+        raise ValueError("the gauge could not be read")
+
+    window.spawn(broken())
+    await wait_for(lambda: _errors(window))
+    [shown] = _errors(window)
+    assert "ValueError: the gauge could not be read" in shown
+    report = Path(shown.split("Details for a bug report: ")[1].strip())
+    assert "Traceback" in report.read_text()
+
+
+@pytest.mark.anyio
+async def test_unhandled_loop_errors_and_slot_exceptions_reach_the_window(
+        qtbot: Any, app_home: Path) -> None:
+    window = await make_window(qtbot, ScriptedLLM([]))
+    loop = asyncio.get_running_loop()
+    old_handler, old_hook = loop.get_exception_handler(), sys.excepthook
+    try:
+        error_funnel.install(loop, window.show_error)
+
+        loop.call_exception_handler({"message": "Task exception was never retrieved",
+                                     "exception": KeyError("orphan task")})
+        sys.excepthook(RuntimeError, RuntimeError("a button handler failed"), None)
+        await wait_for(lambda: len(_errors(window)) == 2)
+        text = " ".join(_errors(window))
+        assert "orphan task" in text and "a button handler failed" in text
+    finally:
+        loop.set_exception_handler(old_handler)
+        sys.excepthook = old_hook
+
+
+START_DAMAGED = """
+from desktop_app.ui import app as ui_app, error_funnel
+shown = []
+error_funnel.show_startup_error = shown.append
+code = ui_app.run_app()
+print("RESULT", code, repr(shown))
+"""
+
+
+def test_a_damaged_database_at_launch_is_a_message_and_exit_code_1(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "data").mkdir(parents=True)
+    (home / "data" / "conversations.db").write_bytes(b"this is not a database" * 200)
+    env = dict(os.environ, DESKTOP_APP_HOME=str(home), QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run([sys.executable, "-c", START_DAMAGED], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT"))
+    assert line.startswith("RESULT 1 ")
+    assert "could not be opened" in line and "move it aside" in line
