@@ -260,3 +260,32 @@ async def test_capabilities_and_mounts_are_gone(tool: PythonCodeTool) -> None:
     assert result.ok, result.error
     assert "CapEff:\t0000000000000000" in result.text
     assert "mount -1" in result.text and "chroot -1" in result.text
+
+
+async def test_tmp_and_shm_are_on_disk_and_size_limited_and_the_rest_read_only(
+        tool: PythonCodeTool) -> None:
+    """tmpfs is not counted by the memory limit: 1.5 GiB of the host's memory were filled
+    through /tmp and /dev/shm under a 512 MB limit."""
+    probe = await tool.run({"code": (
+        "kinds = {}\n"
+        "for line in open('/proc/self/mountinfo'):\n"
+        "    fields = line.split()\n"
+        "    kinds[fields[4]] = line.split(' - ')[1].split()[0]\n"
+        "print(kinds.get('/tmp'), kinds.get('/dev/shm'))\n"
+        "for path in ('/newfile', '/dev/newfile'):\n"
+        "    try:\n"
+        "        open(path, 'w').write('x')\n"
+        "        print('WROTE', path)\n"
+        "    except OSError as exc:\n"
+        "        print('refused', path, exc.errno)\n")})
+    assert probe.error is None, probe.error
+    lines = probe.text.strip().splitlines()
+    kinds = lines[lines.index("stdout:") + 1].split()
+    assert len(kinds) == 2 and "tmpfs" not in kinds, probe.text  # on the scratch folder's disk
+    writes = [line for line in lines if line.startswith(("refused", "WROTE"))]
+    assert len(writes) == 2 and all(w.startswith("refused") for w in writes), probe.text
+    for folder in ("/tmp", "/dev/shm"):
+        huge = await tool.run({"code": (
+            f"f = open('{folder}/big', 'wb')\nfor _ in range(200):\n"
+            "    f.write(b'x' * 1024 * 1024)\nprint('written')")})
+        assert huge.error and "written" not in huge.error, folder

@@ -85,10 +85,24 @@ def _system_args() -> list[str]:
     return args
 
 
-def bubblewrap_argv(command: list[str], workspace: Path, *, bwrap: str = "bwrap") -> list[str]:
-    """``command`` inside bubblewrap; the workspace is the only writable folder."""
+def bubblewrap_argv(command: list[str], workspace: Path, *, bwrap: str = "bwrap",
+                    scratch: Path | None = None) -> list[str]:
+    """``command`` inside bubblewrap; the workspace is the only writable folder, besides
+    ``/tmp`` and ``/dev/shm``.
+
+    With ``scratch`` (a folder on disk for this call), ``/tmp`` and ``/dev/shm`` are its
+    ``tmp`` and ``shm``: on disk, each file held to the file-size limit, instead of tmpfs in
+    memory, which the address-space limit does not count (1.5 GiB of the host's memory
+    were filled under a 512 MB limit). The root and ``/dev`` are then read-only."""
+    tmp = ["--tmpfs", "/tmp"]
+    shm: list[str] = []
+    if scratch is not None:
+        (scratch / "tmp").mkdir(exist_ok=True)
+        (scratch / "shm").mkdir(exist_ok=True)
+        tmp = ["--bind", str(scratch / "tmp"), "/tmp"]
+        shm = ["--bind", str(scratch / "shm"), "/dev/shm", "--remount-ro", "/dev"]
     argv = [bwrap, *_namespace_args(), "--hostname", "sandbox", *_system_args(),
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+            "--proc", "/proc", "--dev", "/dev", *shm, *tmp]
     # After /tmp's tmpfs: a Python installed under /tmp (a venv in a build folder) would be
     # hidden by it otherwise. Later mounts lie on top of earlier ones.
     for root in _python_roots():
@@ -98,8 +112,10 @@ def bubblewrap_argv(command: list[str], workspace: Path, *, bwrap: str = "bwrap"
              "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
              "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
              "--setenv", "LANG", "C.UTF-8", "--setenv", "MPLBACKEND", "Agg",
-             "--setenv", "MPLCONFIGDIR", "/tmp", "--", *command]
-    return argv
+             "--setenv", "MPLCONFIGDIR", "/tmp"]
+    if scratch is not None:
+        argv += ["--remount-ro", "/"]  # last: the mounts above needed their mount points
+    return [*argv, "--", *command]
 
 
 def _seatbelt_quote(path: str) -> str:
@@ -120,13 +136,15 @@ def seatbelt_profile(workspace: Path) -> str:
             "(allow file-write* (literal \"/dev/null\"))\n(deny network*)\n")
 
 
-def sandboxed_argv(command: list[str], workspace: Path) -> list[str]:
+def sandboxed_argv(command: list[str], workspace: Path, scratch: Path | None = None) -> list[str]:
     """``command`` wrapped in this machine's sandbox; raises RuntimeError without one.
 
-    Inside, the workspace is the working directory (``/workspace`` on Linux)."""
+    Inside, the workspace is the working directory (``/workspace`` on Linux); ``scratch``
+    (Linux) backs ``/tmp`` and ``/dev/shm`` on disk (``bubblewrap_argv``)."""
     status = sandbox_status()
     if not status.available:
         raise RuntimeError(status.reason)
     if status.kind == "bubblewrap":
-        return bubblewrap_argv(command, workspace, bwrap=shutil.which("bwrap") or "bwrap")
+        return bubblewrap_argv(command, workspace, bwrap=shutil.which("bwrap") or "bwrap",
+                               scratch=scratch)
     return ["sandbox-exec", "-p", seatbelt_profile(workspace), *command]

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -55,6 +57,16 @@ async def _read_capped(stream: asyncio.StreamReader, limit: int) -> tuple[str, b
     return kept.decode("utf-8", errors="replace"), cut
 
 
+def _scratch_folder() -> str:
+    """A new folder for one call's /tmp and /dev/shm, in the app's cache: on disk (the
+    host's own /tmp is often a tmpfs, in memory)."""
+    from desktop_app.core.paths import cache_dir
+
+    parent = cache_dir() / "code-scratch"
+    parent.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkdtemp(prefix="call-", dir=parent)
+
+
 class PythonCodeTool(Tool):
     """Runs a Python program in a limited child process with the workspace as its folder."""
 
@@ -89,8 +101,10 @@ class PythonCodeTool(Tool):
             return ToolResult.failure(f"Python code cannot run here: {status.reason}")
         timeout = float(args.get("timeout") or self.timeout)
         limits = Limits(memory_mb=self.memory_mb, cpu_seconds=int(timeout) + 2)
+        # /tmp and /dev/shm of this call, on disk (not in memory) and gone after it.
+        scratch = Path(await asyncio.to_thread(_scratch_folder))
         argv = sandboxed_argv([self.python, "-I", "-B", "-X", "utf8", "-c", RUNNER],
-                              Path(self.workspace.root))
+                              Path(self.workspace.root), scratch)
         started = time.monotonic()
         # Counts only this call's processes, for any user (root included), where possible.
         cgroup = await asyncio.to_thread(PidsCgroup.create, limits.processes)
@@ -99,6 +113,7 @@ class PythonCodeTool(Tool):
         finally:
             if cgroup is not None:
                 await asyncio.to_thread(cgroup.remove)
+            await asyncio.to_thread(shutil.rmtree, scratch, True)
 
     async def _run_in(self, argv: list[str], args: dict[str, Any], limits: Limits,
                       timeout: float, started: float,
