@@ -149,8 +149,8 @@ async def test_no_network_not_even_loopback_or_abstract_unix_sockets(
     code = (f"import socket\nfor family, addr in ((socket.AF_INET, ('127.0.0.1', "
             f"{tcp.getsockname()[1]})), (socket.AF_UNIX, {name!r}), "
             f"(socket.AF_INET, ('1.1.1.1', 53))):\n"
-            "    s = socket.socket(family)\n    s.settimeout(2)\n"
-            "    try:\n        s.connect(addr); print('CONNECTED', addr)\n"
+            "    try:\n        s = socket.socket(family)\n        s.settimeout(2)\n"
+            "        s.connect(addr); print('CONNECTED', addr)\n"
             "    except OSError as e: print('refused', e)")
     try:
         result = await tool.run({"code": code})
@@ -289,3 +289,38 @@ async def test_tmp_and_shm_are_on_disk_and_size_limited_and_the_rest_read_only(
             f"f = open('{folder}/big', 'wb')\nfor _ in range(200):\n"
             "    f.write(b'x' * 1024 * 1024)\nprint('written')")})
         assert huge.error and "written" not in huge.error, folder
+
+
+async def test_a_unix_socket_file_in_the_workspace_leads_nowhere(
+        tool: PythonCodeTool, victim: dict[str, Path]) -> None:
+    """The network namespace does not cover sockets reached through the file system: a
+    host process listening on a socket file in the workspace answered sandboxed code."""
+    path = victim["workspace"] / "door.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    server.setblocking(False)
+    code = ("import socket\ntry:\n    s = socket.socket(socket.AF_UNIX)\n"
+            "    s.connect('door.sock'); print('CONNECTED')\n"
+            "except OSError as e: print('refused', e.errno)\n"
+            "a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1))")
+    try:
+        result = await tool.run({"code": code})
+        assert result.ok, result.error
+        assert "CONNECTED" not in result.text and "refused 1" in result.text
+        assert "pair b'x'" in result.text  # socketpair (asyncio's) still works
+        with pytest.raises(BlockingIOError):
+            server.accept()
+    finally:
+        server.close()
+
+
+async def test_the_sandbox_cannot_ptrace_its_own_pid_1(tool: PythonCodeTool) -> None:
+    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "for pid in (1, os.getppid()):\n"
+            "    r = libc.ptrace(16, pid, 0, 0)\n"  # PTRACE_ATTACH
+            "    print('ptrace', pid, r, ctypes.get_errno())")
+    result = await tool.run({"code": code})
+    assert result.ok, result.error
+    lines = [line for line in result.text.splitlines() if line.startswith("ptrace")]
+    assert len(lines) == 2 and all(line.endswith(" -1 1") for line in lines), result.text

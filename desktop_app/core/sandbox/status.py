@@ -86,7 +86,7 @@ def _system_args() -> list[str]:
 
 
 def bubblewrap_argv(command: list[str], workspace: Path, *, bwrap: str = "bwrap",
-                    scratch: Path | None = None) -> list[str]:
+                    scratch: Path | None = None, seccomp_fd: int | None = None) -> list[str]:
     """``command`` inside bubblewrap; the workspace is the only writable folder, besides
     ``/tmp`` and ``/dev/shm``.
 
@@ -115,6 +115,8 @@ def bubblewrap_argv(command: list[str], workspace: Path, *, bwrap: str = "bwrap"
              "--setenv", "MPLCONFIGDIR", "/tmp"]
     if scratch is not None:
         argv += ["--remount-ro", "/"]  # last: the mounts above needed their mount points
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]  # the filter of ``sandbox.seccomp``
     return [*argv, "--", *command]
 
 
@@ -136,15 +138,17 @@ def seatbelt_profile(workspace: Path) -> str:
             "(allow file-write* (literal \"/dev/null\"))\n(deny network*)\n")
 
 
-def sandboxed_argv(command: list[str], workspace: Path, scratch: Path | None = None) -> list[str]:
+def sandboxed_argv(command: list[str], workspace: Path, scratch: Path | None = None,
+                   seccomp_fd: int | None = None) -> list[str]:
     """``command`` wrapped in this machine's sandbox; raises RuntimeError without one.
 
     Inside, the workspace is the working directory (``/workspace`` on Linux); ``scratch``
-    (Linux) backs ``/tmp`` and ``/dev/shm`` on disk (``bubblewrap_argv``)."""
+    (Linux) backs ``/tmp`` and ``/dev/shm`` on disk (``bubblewrap_argv``); ``seccomp_fd``
+    (Linux) is an open file holding the filter of ``sandbox.seccomp``, passed to the child."""
     status = sandbox_status()
     if not status.available:
         raise RuntimeError(status.reason)
     if status.kind == "bubblewrap":
         return bubblewrap_argv(command, workspace, bwrap=shutil.which("bwrap") or "bwrap",
-                               scratch=scratch)
+                               scratch=scratch, seccomp_fd=seccomp_fd)
     return ["sandbox-exec", "-p", seatbelt_profile(workspace), *command]

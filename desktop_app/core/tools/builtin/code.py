@@ -57,6 +57,18 @@ async def _read_capped(stream: asyncio.StreamReader, limit: int) -> tuple[str, b
     return kept.decode("utf-8", errors="replace"), cut
 
 
+def _seccomp_file(scratch: Path) -> int | None:
+    """An open file with the sandbox's seccomp filter, for bubblewrap (Linux)."""
+    from desktop_app.core.sandbox.seccomp import filter_program
+
+    program = filter_program() if sys.platform.startswith("linux") else None
+    if program is None:
+        return None
+    path = scratch / "seccomp.bpf"
+    path.write_bytes(program)
+    return os.open(path, os.O_RDONLY)
+
+
 def _scratch_folder() -> str:
     """A new folder for one call's /tmp and /dev/shm, in the app's cache: on disk (the
     host's own /tmp is often a tmpfs, in memory)."""
@@ -103,21 +115,25 @@ class PythonCodeTool(Tool):
         limits = Limits(memory_mb=self.memory_mb, cpu_seconds=int(timeout) + 2)
         # /tmp and /dev/shm of this call, on disk (not in memory) and gone after it.
         scratch = Path(await asyncio.to_thread(_scratch_folder))
+        seccomp_fd = await asyncio.to_thread(_seccomp_file, scratch)
         argv = sandboxed_argv([self.python, "-I", "-B", "-X", "utf8", "-c", RUNNER],
-                              Path(self.workspace.root), scratch)
+                              Path(self.workspace.root), scratch, seccomp_fd)
         started = time.monotonic()
         # Counts only this call's processes, for any user (root included), where possible.
         cgroup = await asyncio.to_thread(PidsCgroup.create, limits.processes)
         try:
-            return await self._run_in(argv, args, limits, timeout, started, cgroup)
+            return await self._run_in(argv, args, limits, timeout, started, cgroup,
+                                      () if seccomp_fd is None else (seccomp_fd,))
         finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
             if cgroup is not None:
                 await asyncio.to_thread(cgroup.remove)
             await asyncio.to_thread(shutil.rmtree, scratch, True)
 
     async def _run_in(self, argv: list[str], args: dict[str, Any], limits: Limits,
                       timeout: float, started: float,
-                      cgroup: PidsCgroup | None) -> ToolResult:
+                      cgroup: PidsCgroup | None, pass_fds: tuple[int, ...]) -> ToolResult:
         # limit_process counts the user's processes in /proc: not on the event loop (the
         # window's Qt thread).
         preexec = await asyncio.to_thread(limit_process, limits,
@@ -127,7 +143,7 @@ class PythonCodeTool(Tool):
                 *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, cwd=str(self.workspace.root),
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},  # the launcher's: no keys
-                start_new_session=True, preexec_fn=preexec)
+                start_new_session=True, preexec_fn=preexec, pass_fds=pass_fds)
         except OSError as exc:
             return ToolResult.failure(f"The sandbox could not be started ({exc}).")
         timed_out = False
