@@ -6,6 +6,7 @@ registry of fake or real models and a store on a temporary folder.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,13 +73,14 @@ class AppContext:
         return status
 
     async def apply_settings(self, settings: Settings) -> None:
-        """Adopt new settings: save them and rebuild the model registry."""
+        """Adopt new settings: save them (off the Qt thread) and rebuild the model
+        registry, keeping every loaded model whose configuration did not change."""
         old = self.registry
         self.registry = build_registry(settings)
         self.settings = settings
         if self.persist_settings:
-            save_settings(settings)
-        await old.aclose()
+            await asyncio.to_thread(save_settings, settings)
+        await self.registry.adopt_from(old)
         if self.toolbox is not None:  # restarts MCP servers only if their config changed
             await self.toolbox.apply_settings(settings)
 

@@ -6,7 +6,10 @@ opens a connection.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from desktop_app.core import paths
 from desktop_app.core.config.settings import (
@@ -76,6 +79,11 @@ def remember_no_tool_calls(endpoint_name: str) -> None:
             return
 
 
+def _key(config: BaseModel) -> str:
+    """What a model is built from, as text to compare (roles only route requests to it)."""
+    return json.dumps(config.model_dump(exclude={"roles"}), sort_keys=True, default=str)
+
+
 def build_registry(settings: Settings) -> ModelRegistry:
     """All configured models; the default and role assignments from settings."""
     registry = ModelRegistry()
@@ -84,20 +92,21 @@ def build_registry(settings: Settings) -> ModelRegistry:
         registry.add(ModelEntry(
             name=b.name, kind="bundled", factory=lambda b=b: _bundled_factory(b),  # type: ignore[misc]
             abilities=_local_abilities(b.constrained_json, b.native_tools), context_size=b.context_size,
-            roles=list(b.roles), description="Qwen2.5-Coder-0.5B-Instruct (bundled, offline)"))
+            roles=list(b.roles), description="Qwen2.5-Coder-0.5B-Instruct (bundled, offline)",
+            config_key=_key(b)))
     for cfg in settings.local_models:
         registry.add(ModelEntry(
             name=cfg.name, kind="local", factory=lambda cfg=cfg: _local_factory(cfg),  # type: ignore[misc]
             abilities=_local_abilities(cfg.constrained_json,
                                        cfg.native_tools and not cfg.chat_format), context_size=cfg.context_size,
-            roles=list(cfg.roles), description=cfg.path))
+            roles=list(cfg.roles), description=cfg.path, config_key=_key(cfg)))
     for ep in settings.endpoints:
         registry.add(ModelEntry(
             name=ep.name, kind="endpoint", factory=lambda ep=ep: _endpoint_factory(ep),  # type: ignore[misc]
             abilities=make_abilities(tool_call=ep.tool_call, json_mode=ep.json_mode, streaming=True,
                                      thinking=ep.thinking, vision=ep.vision),
             context_size=ep.context_size, roles=list(ep.roles),
-            description=f"{ep.model} @ {ep.base_url}"))
+            description=f"{ep.model} @ {ep.base_url}", config_key=_key(ep)))
     if settings.default_model:
         registry.set_default(settings.default_model)
     for role, name in settings.roles.items():

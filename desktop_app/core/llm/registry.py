@@ -27,6 +27,9 @@ class ModelEntry:
     context_size: int
     roles: list[str] = field(default_factory=list)
     description: str = ""
+    #: The configuration the model is built from (JSON), "" when unknown: a loaded model is
+    #: kept across a settings change only when this is the same.
+    config_key: str = ""
 
 
 class ModelRegistry:
@@ -130,6 +133,20 @@ class ModelRegistry:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    async def adopt_from(self, old: ModelRegistry) -> None:
+        """Keep ``old``'s loaded models that this registry configures the same way (same
+        name and ``config_key``) and close the rest: saving the settings (the theme, say)
+        must not unload the model the chat is using and load it again."""
+        for name, llm in list(old._instances.items()):
+            mine = self._entries.get(name)
+            theirs = old._entries.get(name)
+            if (mine is not None and theirs is not None and mine.config_key
+                    and mine.config_key == theirs.config_key and name not in self._instances):
+                self._instances[name] = llm
+            else:
+                await llm.aclose()
+        old._instances.clear()
 
     async def aclose(self) -> None:
         for llm in self._instances.values():
