@@ -7,6 +7,7 @@ opens a connection.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -18,6 +19,7 @@ from desktop_app.core.config.settings import (
     LocalModelConfig,
     Settings,
 )
+from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.registry import ModelEntry, ModelRegistry
 from desktop_app.core.llm.types import make_abilities
@@ -58,25 +60,42 @@ def _endpoint_factory(cfg: EndpointModelConfig) -> LLM:
     from desktop_app.core.config.secrets import get_api_key
     from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
 
+    def tools_rejected() -> None:
+        remember_no_tool_calls(cfg)
+
     return OpenAICompatibleLLM(
         base_url=cfg.base_url, model=cfg.model, api_key=get_api_key(cfg.api_key_ref, cfg.api_key_env),
         name=cfg.name, context_size=cfg.context_size, timeout=cfg.timeout,
         abilities=make_abilities(tool_call=cfg.tool_call, json_mode=cfg.json_mode, streaming=True,
                                  thinking=cfg.thinking, vision=cfg.vision),
-        on_tools_rejected=lambda: remember_no_tool_calls(cfg.name))
+        on_tools_rejected=tools_rejected)
 
 
-def remember_no_tool_calls(endpoint_name: str) -> None:
-    """Untick tool calling for ``endpoint_name`` in the saved settings (the server refused
-    tool definitions), so the next start uses JSON mode from the first request."""
-    from desktop_app.core.config.settings import load_settings, save_settings
+def remember_no_tool_calls(config: EndpointModelConfig) -> threading.Thread:
+    """The server refused tool definitions: untick tool calling for this endpoint in the
+    settings the app holds (``config`` is theirs: a later Save in the settings dialog keeps
+    it off instead of switching it back) and in settings.json, written on a thread of its
+    own (this is called from a reply's callback, on the window's thread), so the next start
+    uses JSON mode from the first request. Returns the thread (tests wait for it)."""
+    config.tool_call = False
+    name = config.name
 
-    settings = load_settings()
-    for endpoint in settings.endpoints:
-        if endpoint.name == endpoint_name and endpoint.tool_call:
-            endpoint.tool_call = False
-            save_settings(settings)
-            return
+    def persist() -> None:
+        from desktop_app.core.config.settings import load_settings, save_settings
+
+        try:
+            settings = load_settings()
+        except DesktopAppError:
+            return  # a broken settings file is reported where it is loaded
+        for endpoint in settings.endpoints:
+            if endpoint.name == name and endpoint.tool_call:
+                endpoint.tool_call = False
+                save_settings(settings)
+                return
+
+    thread = threading.Thread(target=persist, name="remember-no-tool-calls", daemon=True)
+    thread.start()
+    return thread
 
 
 def _key(config: BaseModel) -> str:
