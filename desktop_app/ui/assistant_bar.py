@@ -167,6 +167,10 @@ class ChatAssistant:
         except ValueError:
             self.options = ChatOptions()
 
+    def reset_options(self) -> None:
+        """A new chat starts without the last chat's own options."""
+        self.options = ChatOptions()
+
     async def attach(self, conversation_id: str) -> None:
         """A new chat was created: store the current choice with it."""
         await self.window.ctx.store.set_assistant(

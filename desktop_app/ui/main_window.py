@@ -213,6 +213,11 @@ class MainWindow(QMainWindow):
         self.artifact_pane.clear()
         self.artifact_dock.close()
         self.sidebar.set_current(None)
+        # This chat's own options (attached documents, its temperature) belong to the chat
+        # left: an attached collection followed into every new chat and took over
+        # unrelated questions.
+        self.assistant.reset_options()
+        self.documents.update_label()
         # The model and mode the user picked stay: a new chat is not a reset of choices.
         if self.picker.current_model() is None:
             self.picker.select(self.ctx.registry.default_name if len(self.ctx.registry)
