@@ -190,6 +190,9 @@ class LlamaCppLLM(LLM):
         if self._llama is None:
             from desktop_app.core.llm.llama_loading import load_llama
 
+            if self._chat_format is None and not self._trusted_file():
+                self._check_template()
+
             llama = load_llama(self._path, context_size=self._context_size,
                                n_threads=self._n_threads, chat_format=self._chat_format,
                                verbose=self._verbose, gpu_layers=self._gpu_layers)
@@ -207,6 +210,25 @@ class LlamaCppLLM(LLM):
             # Ready the tokenizer here too, so count_tokens() never loads it on the loop.
             self._vocab().tokenize("")
         return self._llama
+
+    def _trusted_file(self) -> bool:
+        """The bundled model: its file is checked by SHA-256 when it is assembled."""
+        from desktop_app.core.llm.bundled import bundled_model_path
+
+        try:
+            return Path(self._path).resolve() == bundled_model_path().resolve()
+        except (OSError, RuntimeError, DesktopAppError):
+            return False
+
+    def _check_template(self) -> None:
+        from desktop_app.core.catalogue.gguf_meta import GgufError, read_gguf
+        from desktop_app.core.llm.template_probe import check_template
+
+        try:
+            template = read_gguf(self._path).chat_template
+        except (GgufError, OSError):
+            return  # llama.cpp's own loading reports what is wrong with the file
+        check_template(template, Path(self._path))
 
     async def _run_on_worker(self, fn: Callable[[], Any]) -> Any:
         try:
