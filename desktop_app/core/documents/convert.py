@@ -17,6 +17,10 @@ MARKITDOWN_SUFFIXES = frozenset({".docx", ".html", ".htm"})
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | MARKITDOWN_SUFFIXES | {".pdf"}
 #: Bigger files are refused: converting them would hold the indexer for minutes.
 MAX_FILE_BYTES = 100 * 1024 * 1024
+#: A DOCX is a zip: what it unpacks to is limited too, before anything is unpacked (a
+#: 609 KB zip bomb reached the 8 GB memory cap, and every later file then failed).
+MAX_UNPACKED_BYTES = 128 * 1024 * 1024
+ZIP_SUFFIXES = frozenset({".docx"})
 
 
 class ConversionError(Exception):
@@ -46,6 +50,8 @@ def convert(path: Path) -> list[Section]:
         raise ConversionError(f"Too large to index ({size / 2**20:.0f} MB; the limit is "
                               f"{MAX_FILE_BYTES // 2**20} MB). Split it into smaller files.")
     suffix = path.suffix.lower()
+    if suffix in ZIP_SUFFIXES:
+        _check_unpacked_size(path)
     try:
         if suffix == ".pdf":
             return _pdf(path)
@@ -59,6 +65,22 @@ def convert(path: Path) -> list[Section]:
         raise ConversionError("Permission denied: the app may not read this file.") from exc
     except OSError as exc:
         raise ConversionError(f"Cannot read this file: {exc.strerror or exc}.") from exc
+
+
+def _check_unpacked_size(path: Path) -> None:
+    """Refuse a zip whose members claim more than ``MAX_UNPACKED_BYTES`` (Python's zipfile
+    never produces more than a member claims, so the claim bounds the work)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            unpacked = sum(member.file_size for member in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return  # not a zip at all: the converter says what is wrong with it
+    if unpacked > MAX_UNPACKED_BYTES:
+        raise ConversionError(
+            f"Unpacks to {unpacked / 2**20:,.0f} MB (the limit is "
+            f"{MAX_UNPACKED_BYTES // 2**20} MB): a damaged file or a zip bomb, not indexed.")
 
 
 def _text(path: Path) -> str:
