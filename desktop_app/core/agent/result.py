@@ -35,6 +35,8 @@ class StepRecord:
     changed_something: bool = False
     #: The tool's own words for the user when this call was the request (not persisted).
     confirmation: str | None = None
+    #: The user declined the call when asked: nothing ran (not persisted).
+    declined: bool = False
 
     @property
     def ok(self) -> bool:

@@ -34,7 +34,12 @@ from desktop_app.core.agent.events import (
 from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
 from desktop_app.core.agent.metrics import RunClock
 from desktop_app.core.agent.react import ReActAgent
-from desktop_app.core.agent.result import AgentResult, draft_from_steps, partial_result
+from desktop_app.core.agent.result import (
+    AgentResult,
+    StepRecord,
+    draft_from_steps,
+    partial_result,
+)
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.llm.types import ChatMessage, Usage
 
@@ -90,6 +95,17 @@ def _fallback_text(answer: str, streamed: str) -> str:
     if not answer or answer in streamed:
         return ""
     return f"\n\n{answer}"
+
+
+def declined_tools(steps: Sequence[StepRecord]) -> list[str]:
+    """Tools the user declined in this run and that did not run later after all."""
+    ran = {step.tool for step in steps if step.ok}
+    return list(dict.fromkeys(s.tool for s in steps if s.declined and s.tool not in ran))
+
+
+def declined_notice(tools: Sequence[str]) -> str:
+    return (f"Not done: you declined {', '.join(tools)}, so it did not run and nothing was "
+            "changed.")
 
 
 async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], Any],
@@ -175,6 +191,15 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
             return RunOutcome(answer=done.answer, result=result, done=done)
 
         await start_answer()
+        not_done = declined_tools(result.steps)
+        if not_done and not any(step.ok for step in result.steps):
+            # Nothing ran because the user said no: the answer says exactly that (written
+            # from the trace, the bundled model claimed the declined write had happened).
+            await answer_delta(declined_notice(not_done))
+            await send(AnswerDone())
+            done = finish()
+            await send(done)
+            return RunOutcome(answer=done.answer, result=result, done=done)
         synthesis_error: BaseException | None = None
         separator = "\n\n" if "".join(deltas).strip() else ""
         try:
@@ -200,6 +225,8 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
                                    "".join(deltas))
             if extra:
                 await answer_delta(extra)
+        if not_done:
+            await answer_delta("\n\n" + declined_notice(not_done))
         await cite_documents(result)
         await send(AnswerDone())
         if not "".join(deltas).strip():

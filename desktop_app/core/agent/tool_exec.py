@@ -105,7 +105,8 @@ class ToolExecutor:
                           iteration=iteration, call_id=call_id,
                           changed_something=name in self.registry
                           and not self.registry.get(name).read_only,
-                          confirmation=result.confirmation if result.ok else None)
+                          confirmation=result.confirmation if result.ok else None,
+                          declined=result.declined)
         await self._emit(IterationDone(iteration=iteration, tool_name=name,
                                        observation=observation, error=result.error,
                                        iter_elapsed=step.elapsed, call_id=call_id,
@@ -130,7 +131,7 @@ class ToolExecutor:
         if not tool.read_only and self._confirm is not None:
             declined = await self._ask(tool, args)
             if declined is not None:
-                return ToolResult.failure(declined)
+                return ToolResult(error=declined, declined=True)
         scope = asyncio.timeout(self.timeout)
         try:
             async with scope:

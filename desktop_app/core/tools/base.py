@@ -38,6 +38,8 @@ class ToolResult(BaseModel):
     #: what they asked for ("Make a table of …"): a small local model shown it as the
     #: answer instead of writing one (see ``agent/confirmation.py``).
     confirmation: str | None = None
+    #: The user was asked and said no: nothing ran.
+    declined: bool = False
 
     @property
     def ok(self) -> bool:
