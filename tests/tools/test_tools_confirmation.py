@@ -70,6 +70,8 @@ async def test_always_is_remembered_and_saved_in_settings() -> None:
     assert await confirmer("write_file", {"other": 1}) is True
     assert len(ui.confirms()) == 1  # asked once only
     assert settings.tools.always_allow == ["write_file"]
+    assert confirmer.always.saving is not None  # written off the window's thread
+    confirmer.always.saving.join(10)
     assert load_settings().tools.always_allow == ["write_file"]
     # A new confirmer (next app start) does not ask either.
     ui2 = FakeUi(allow=False)

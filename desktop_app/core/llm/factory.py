@@ -93,7 +93,8 @@ def remember_no_tool_calls(config: EndpointModelConfig) -> threading.Thread:
                 save_settings(settings)
                 return
 
-    thread = threading.Thread(target=persist, name="remember-no-tool-calls", daemon=True)
+    # Not a daemon: `ask` may end right after the reply; the write is finished first.
+    thread = threading.Thread(target=persist, name="remember-no-tool-calls")
     thread.start()
     return thread
 

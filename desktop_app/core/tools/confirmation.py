@@ -21,6 +21,7 @@ import asyncio
 import inspect
 import json
 import sys
+import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
@@ -33,13 +34,27 @@ ConfirmFn = Callable[[str, dict[str, Any], Change | None], Awaitable[bool]]
 EmitFn = Callable[[Event], Any]
 
 
+def _save_always_allowed(tool_name: str) -> None:
+    # Re-read before writing so a concurrent settings change is not overwritten.
+    stored = load_settings()
+    if tool_name not in stored.tools.always_allow:
+        stored.tools.always_allow.append(tool_name)
+        save_settings(stored)
+
+
 class AlwaysAllowList:
     """The tools the user allowed for good; persisted in settings when ``persist`` is set."""
 
-    def __init__(self, settings: Settings | None = None, *, persist: bool = True) -> None:
+    def __init__(self, settings: Settings | None = None, *, persist: bool = True,
+                 background: bool = False) -> None:
         self._settings = settings
         self._persist = persist and settings is not None
+        #: Write settings.json on a thread of its own (the window: the answer arrives on
+        #: its thread); the terminal writes at once.
+        self._background = background
         self._names: set[str] = set(settings.tools.always_allow) if settings else set()
+        #: The thread writing the last addition to settings.json (None: none yet).
+        self.saving: threading.Thread | None = None
 
     def __contains__(self, tool_name: object) -> bool:
         return tool_name in self._names
@@ -54,12 +69,13 @@ class AlwaysAllowList:
         self._names.add(tool_name)
         if self._settings is not None:
             self._settings.tools.always_allow.append(tool_name)
-        if self._persist:
-            # Re-read before writing so a concurrent settings change is not overwritten.
-            stored = load_settings()
-            if tool_name not in stored.tools.always_allow:
-                stored.tools.always_allow.append(tool_name)
-                save_settings(stored)
+        if self._persist and not self._background:
+            _save_always_allowed(tool_name)
+        elif self._persist:
+            # Not a daemon: a write under way when the app quits is finished first.
+            self.saving = threading.Thread(target=_save_always_allowed, args=(tool_name,),
+                                           name="always-allow")
+            self.saving.start()
 
 
 class Confirmer:
@@ -73,7 +89,8 @@ class Confirmer:
     def __init__(self, emit: EmitFn | None = None, *, settings: Settings | None = None,
                  always: AlwaysAllowList | None = None, timeout: float | None = None) -> None:
         self.emit = emit
-        self.always = always if always is not None else AlwaysAllowList(settings)
+        self.always = always if always is not None else AlwaysAllowList(settings,
+                                                                        background=True)
         self.timeout = timeout
         self._pending: dict[str, tuple[str, asyncio.Future[tuple[bool, bool]]]] = {}
 
