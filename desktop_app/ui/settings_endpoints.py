@@ -119,8 +119,11 @@ class EndpointsEditor(ListEditor[EndpointModelConfig]):
             self.keyring_note.setText(
                 "No system keyring was found, so a key cannot be saved here. Put the key in "
                 "an environment variable and enter its name below instead.")
-            # A field that takes a key it cannot keep only leads to a failing Save.
-            self.api_key.setEnabled(False)
+            # A field that takes a key it cannot keep only leads to a failing Save. Read
+            # only, not disabled: a click on a disabled field left the focus in the Model
+            # field, and the key typed next landed there ("gpt-4o-minisk-…").
+            self.api_key.setReadOnly(True)
+            self.api_key.setToolTip("No system keyring: name an environment variable below.")
         #: Shown instead of the form until there is an endpoint to edit.
         self.empty_hint = QLabel("No endpoint yet. Click “Add” to connect a hosted API or a "
                                  "local server (Ollama, LM Studio, llama.cpp, vLLM).")
@@ -164,7 +167,7 @@ class EndpointsEditor(ListEditor[EndpointModelConfig]):
         self.api_key.clear()
         self.api_key.setText(self.new_keys.get(row, ""))
         self.api_key.setPlaceholderText(
-            "no system keyring: use an environment variable" if not self.api_key.isEnabled()
+            "no system keyring: use an environment variable" if self.api_key.isReadOnly()
             else "stored in the keyring — type to replace" if e.api_key_ref
             else "not needed for local servers")
         self.api_key_env.setText(e.api_key_env or "")

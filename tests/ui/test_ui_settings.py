@@ -66,7 +66,7 @@ def test_no_keyring_backend_gives_a_clear_message_and_saves_nothing(qtbot, loop)
     assert saved == [] and not dialog.error.isHidden()
     # Without a keyring the key field takes nothing, and the rejected key is gone: the next
     # Save keeps every other change instead of failing again until Cancel.
-    assert not dialog.endpoints.api_key.isEnabled() and dialog.endpoints.api_key.text() == ""
+    assert dialog.endpoints.api_key.isReadOnly() and dialog.endpoints.api_key.text() == ""
     dialog.endpoints.api_key_env.setText("LAB_API_KEY")
     assert dialog.save()
     [settings] = saved
