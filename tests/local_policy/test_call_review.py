@@ -113,3 +113,15 @@ async def test_a_workspace_file_the_request_names_is_read_before_the_first_turn(
     await drive_run(make_agent(plain, tools), "how should I organise my notes and files?",
                     emit=lambda e: None)
     assert plain.offered  # nothing was named exactly: the model chose as always
+
+
+@pytest.mark.anyio
+async def test_the_first_call_is_bounded_and_an_unfinished_one_is_answered_in_words() -> None:
+    from desktop_app.core.local_policy.routing import FIRST_CALL_MAX_TOKENS
+
+    llm = LocalFake(['{"name": "make_table", "arguments": {"rows": [["a", "1"], ["a", "1"',
+                     "Here is a short answer."], ["make_table"])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), TableTool()])),
+                              "planets table, and which is largest?", emit=lambda e: None)
+    assert llm.requests[0].max_tokens == FIRST_CALL_MAX_TOKENS
+    assert outcome.result.steps == [] and outcome.answer == "Here is a short answer."

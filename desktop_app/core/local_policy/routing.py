@@ -47,6 +47,9 @@ REPLY = "reply"
 REPLY_DESCRIPTION = ("Answer the user directly in your own words: explanations, writing, "
                      "translation, correcting text, advice, ideas and general knowledge")
 DOCUMENT_SEARCH = "search_documents"
+#: Tokens for the first call's arguments: a long report fits (about 1,000 words); a call
+#: that repeats one table row until the context is full does not.
+FIRST_CALL_MAX_TOKENS = 1536
 
 
 class ReplyTool(Tool):
@@ -107,10 +110,13 @@ class RoutingPolicy:
         turns the run into a plain answer."""
         forced: ToolChoice = {"type": "function", "function": {"name": chosen}}
         first = await self._llm.chat(state.messages, tools=state.registry.specs(),
-                                     tool_choice=forced, temperature=state.temperature)
+                                     tool_choice=forced, temperature=state.temperature,
+                                     max_tokens=FIRST_CALL_MAX_TOKENS)
         calls = first.message.tool_calls
         if not calls or calls[0].name != chosen:
-            return FirstTurnPlan(tool_choice=forced)  # the loop asks as it always did
+            # No complete call within the bound (a table growing row by row until the
+            # context is full took minutes on the held-out split): answer in words.
+            return FirstTurnPlan(registry=ToolRegistry())
         if await review_call(calls[0], state.registry.get(chosen), state.messages):
             return FirstTurnPlan(registry=ToolRegistry())
         return FirstTurnPlan(first_reply=first.message)
