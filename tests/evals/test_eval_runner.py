@@ -110,3 +110,18 @@ async def test_runs_are_stored_and_listed() -> None:
         rows = await store.eval_results(saved.id)
     assert listed.id == saved.id and listed.passed == 1 and listed.summary["no_tool"]["passed"] == 1
     assert rows[0]["task_id"] == "p" and rows[0]["passed"] is True and rows[0]["answer"] == "Paris"
+
+
+async def test_a_task_that_runs_too_long_is_stopped_and_fails() -> None:
+    import asyncio
+
+    from desktop_app.core.evals.runner import run_task
+
+    async def endless(task: object, world: object, emit: object) -> None:
+        await asyncio.sleep(3600)
+
+    tasks = suite({"id": "slow", "category": "no_tool", "prompt": "Hi", "needs_tool": False,
+                   "expect": {"answer": {"contains": ["hello"]}}})
+    result = await run_task(tasks.tasks[0], tasks, endless, limit=0.2)
+    assert not result.passed and "time limit" in result.reason
+    assert result.seconds < 5

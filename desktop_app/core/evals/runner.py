@@ -243,8 +243,15 @@ def _check_cited(answer: str, observations: list[str], source: str) -> str | Non
 RunTask = Callable[[EvalTask, World, Callable[[Event], Awaitable[None]]], Awaitable[Any]]
 
 
-async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask) -> TaskResult:
-    """Run one task in a fresh world with ``run(task, world, emit)``, then judge it."""
+#: A task still running after this many seconds is stopped and fails: one pathological
+#: answer (a table repeated until the context was full) held a whole run for 12 minutes.
+TASK_SECONDS = 300.0
+
+
+async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask,
+                   limit: float = TASK_SECONDS) -> TaskResult:
+    """Run one task in a fresh world with ``run(task, world, emit)``, then judge it; a run
+    longer than ``limit`` seconds is stopped and fails with that reason."""
     world = make_world(suite, task=task)
     if task.documents and suite.library:
         world.library = await asyncio.to_thread(suite_library, suite)
@@ -291,11 +298,18 @@ async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask) -> TaskResult
             world.artifacts.extend(artifacts)
 
     try:
-        await run(task, world, emit)
+        timed_out = False
+        try:
+            await asyncio.wait_for(run(task, world, emit), limit)
+        except TimeoutError:
+            timed_out = True
         seconds = time.perf_counter() - started
         answer = done.answer if done is not None else "".join(answer_parts)
         error = done.error if done is not None else "the run ended without a result"
         passed, reason = judge(task, answer, tools_called, world, error)
+        if timed_out:
+            error = f"stopped after {limit:.0f} s (the task's time limit)"
+            passed, reason = False, error
         route: Route = ("none" if not tools_called
                         else "policy" if "policy" in origins else "model")
         return TaskResult(task_id=task.id, category=task.category, needs_tool=task.needs_tool,
