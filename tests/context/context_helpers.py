@@ -83,10 +83,10 @@ def check_invariants(original: list[ChatMessage], result: CompactionResult, budg
     heads = [m for m in out if not is_summary(m) and tag_of(m) is None and m.pinned
              and m.content.endswith("…")]
     maybe: set[int | None] = set()
-    for head in heads:
-        sources = {tag_of(m) for m in original if m.pinned and m.role == head.role
-                   and m.content.startswith(head.content[:-1])}
-        assert sources, f"a cut pinned message that is no original's head: {head}"
+    for cut_head in heads:
+        sources = {tag_of(m) for m in original if m.pinned and m.role == cut_head.role
+                   and m.content.startswith(cut_head.content[:-1])}
+        assert sources, f"a cut pinned message that is no original's head: {cut_head}"
         maybe |= sources
     kept_tags = [tag_of(m) for m in out if not is_summary(m) and m not in heads]
     removed = [m for t, m in by_tag.items() if t not in kept_tags and t not in maybe]
@@ -110,7 +110,12 @@ def check_invariants(original: list[ChatMessage], result: CompactionResult, budg
     # too big for the budget, in which case it may be cut (never dropped).
     pinned = [m for m in original if m.pinned]
     out_pinned = [m for m in out if m.pinned]
-    assert [tag_of(m) for m in out_pinned] == [tag_of(m) for m in pinned]
+    assert len(out_pinned) == len(pinned)
+    for kept, source in zip(out_pinned, pinned, strict=True):
+        if kept in heads:  # its tag was cut: it must be the head of this very original
+            assert source.content.startswith(kept.content[:-1]) and tag_of(source) in maybe
+        else:
+            assert tag_of(kept) == tag_of(source)
     roomy = counter.count_messages(head + pinned) <= budget // 2
     for before, after in zip(pinned, out_pinned, strict=True):
         if roomy:

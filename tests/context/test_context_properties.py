@@ -142,3 +142,24 @@ def _retag(message: ChatMessage, offset: int) -> ChatMessage:
     if message.tool_call_id:
         return message.model_copy(update={"tool_call_id": f"{message.tool_call_id}_{offset}"})
     return message
+
+
+def test_a_pinned_message_cut_past_its_tag_still_counts_as_kept() -> None:
+    """The example a full CI run found: under a 400-token budget CJK interrupts are cut
+    to a few tokens ("<100…"), shorter than their own tag."""
+    words = ["alpha", "beta", "gamma", "delta", "4711", "kg", "Berlin", "3.14159", "result",
+             "value"]
+    long_reply = "<1> " + " ".join(f"{words[i % 10]}{i}" for i in range(2857))
+    text = "東京都の人口は約千四百万人です。"
+
+    def interrupt(tag: int, tail: str) -> ChatMessage:
+        return ChatMessage(role="user", content=f"<{tag}> {text}{tail}\n[USER INTERRUPT]",
+                           pinned=True)
+
+    first = [ChatMessage(role="user", content="<0> alpha0", pinned=True)]
+    later = [[interrupt(0, "大阪は商"), ChatMessage(role="assistant", content=long_reply)],
+             [interrupt(0, ""), interrupt(1, "大"), interrupt(2, "大"), interrupt(3, "大阪は商")],
+             [interrupt(0, "大阪は"), interrupt(1, "大阪は商"), interrupt(2, "大阪は商"),
+              interrupt(3, "大阪は商")]]
+    test_exactly_one_summary_however_many_rounds.hypothesis.inner_test(  # type: ignore[attr-defined]
+        first=first, later=later, budget=400, mode="ok")
