@@ -74,10 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ninterrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line before a person sees a traceback
-        from desktop_app.core.crash_report import describe, write_report
+        from desktop_app.core.crash_report import explain
 
-        report = write_report(exc, args.command)
-        print(f"error: {describe(exc)}", file=sys.stderr)
+        line, report = explain(exc, args.command)
+        print(f"error: {line}", file=sys.stderr)
         if report is not None:
             print(f"Details for a bug report: {report}", file=sys.stderr)
         return 1

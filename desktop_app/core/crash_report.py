@@ -26,12 +26,19 @@ def _secrets() -> list[str] | None:
         return None
 
 
-def write_report(exc: BaseException, where: str) -> Path | None:
+def explain(exc: BaseException, where: str) -> tuple[str, Path | None]:
+    """The line shown for ``exc`` and the report file written for it (None if none could
+    be written), both with every configured key removed. The keys are read once: reading
+    them means the settings file and the keyring."""
+    secrets = _secrets()
+    if secrets is None:  # a line or report without key scrubbing would be worse than none
+        return f"an unexpected {type(exc).__name__}", None
+    return redact(_describe(exc), secrets), _write_report(exc, where, secrets)
+
+
+def _write_report(exc: BaseException, where: str, secrets: list[str]) -> Path | None:
     """Write ``exc``'s traceback to a new report file; its path, or None if it could not be
     written (a full disk must not turn one error into two)."""
-    secrets = _secrets()
-    if secrets is None:
-        return None  # a report without key scrubbing would be worse than none
     text = "".join(traceback.format_exception(exc))
     try:
         folder = cache_dir() / "crash-reports"
@@ -45,15 +52,9 @@ def write_report(exc: BaseException, where: str) -> Path | None:
     return path
 
 
-def describe(exc: BaseException) -> str:
-    """One line a person can act on, for the errors met outside the app's own, with every
-    configured key removed (an exception's text may quote a server's reply)."""
-    secrets = _secrets()
-    line = _describe(exc)
-    return redact(line, secrets) if secrets is not None else f"an unexpected {type(exc).__name__}"
-
-
 def _describe(exc: BaseException) -> str:
+    """One line a person can act on, for the errors met outside the app's own (an
+    exception's text may quote a server's reply: ``explain`` removes keys from it)."""
     import errno
     import sqlite3
 

@@ -3,7 +3,7 @@ traceback.
 
 The app's own errors (``DesktopAppError``) already say what to do and are shown as they
 are. Anything else (a bug, a damaged database, a full disk) is shown as one line from
-``crash_report.describe`` and its traceback goes to a report file (keys removed) whose
+``crash_report.explain`` and its traceback goes to a report file (keys removed) whose
 path the line gives. ``install`` routes the asyncio loop's unhandled task errors and Qt
 slot exceptions (``sys.excepthook``) to the same place, so a fire-and-forget task or a
 button handler that fails is shown, too.
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from desktop_app.core.crash_report import describe, write_report
+from desktop_app.core.crash_report import explain
 from desktop_app.core.errors import DesktopAppError
 
 log = logging.getLogger(__name__)
@@ -30,10 +30,10 @@ def user_message(exc: BaseException, where: str = "window") -> str:
     """The line shown for ``exc``."""
     if isinstance(exc, DesktopAppError):
         return str(exc)
-    report = write_report(exc, where)
-    log.error("unexpected error in the %s: %s", where, describe(exc))
-    line = f"Something went wrong: {describe(exc)}"
-    return f"{line} Details for a bug report: {report}" if report else line
+    line, report = explain(exc, where)
+    log.error("unexpected error in the %s: %s", where, line)
+    shown = f"Something went wrong: {line}"
+    return f"{shown} Details for a bug report: {report}" if report else shown
 
 
 def install(loop: asyncio.AbstractEventLoop, show: Show) -> None:
