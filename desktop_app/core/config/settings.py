@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -240,6 +241,15 @@ def load_settings_safe(path: Path | None = None) -> tuple[Settings, str | None]:
         except OSError as exc:
             notes.append(f"The repaired settings could not be saved ({exc}).")
     return settings, " ".join(notes) or None
+
+
+def update_saved_settings(change: Callable[[Settings], bool]) -> None:
+    """Apply ``change`` to settings.json as it is now and save it if ``change`` says it
+    changed something: read just before writing, so a change saved meanwhile (the
+    settings dialog) is not overwritten."""
+    stored = load_settings()
+    if change(stored):
+        save_settings(stored)
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:

@@ -80,18 +80,20 @@ def remember_no_tool_calls(config: EndpointModelConfig) -> threading.Thread:
     config.tool_call = False
     name = config.name
 
-    def persist() -> None:
-        from desktop_app.core.config.settings import load_settings, save_settings
-
-        try:
-            settings = load_settings()
-        except DesktopAppError:
-            return  # a broken settings file is reported where it is loaded
-        for endpoint in settings.endpoints:
+    def untick(stored: Settings) -> bool:
+        for endpoint in stored.endpoints:
             if endpoint.name == name and endpoint.tool_call:
                 endpoint.tool_call = False
-                save_settings(settings)
-                return
+                return True
+        return False
+
+    def persist() -> None:
+        from desktop_app.core.config.settings import update_saved_settings
+
+        try:
+            update_saved_settings(untick)
+        except DesktopAppError:
+            return  # a broken settings file is reported where it is loaded
 
     # Not a daemon: `ask` may end right after the reply; the write is finished first.
     thread = threading.Thread(target=persist, name="remember-no-tool-calls")

@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
-from desktop_app.core.config.settings import Settings, load_settings, save_settings
+from desktop_app.core.config.settings import Settings, update_saved_settings
 from desktop_app.core.events.run import Confirm, Event
 from desktop_app.core.tools.base import Change
 
@@ -35,11 +35,13 @@ EmitFn = Callable[[Event], Any]
 
 
 def _save_always_allowed(tool_name: str) -> None:
-    # Re-read before writing so a concurrent settings change is not overwritten.
-    stored = load_settings()
-    if tool_name not in stored.tools.always_allow:
+    def allow(stored: Settings) -> bool:
+        if tool_name in stored.tools.always_allow:
+            return False
         stored.tools.always_allow.append(tool_name)
-        save_settings(stored)
+        return True
+
+    update_saved_settings(allow)
 
 
 class AlwaysAllowList:
