@@ -83,3 +83,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         sys.stdout, sys.stderr = streams
+        from desktop_app.core import egress
+
+        egress.flush_all()  # the ledger's last rows are written before the process ends

@@ -17,6 +17,7 @@ from desktop_app.cli.common import (
     add_model_argument,
     add_prompt_arguments,
     make_confirmer,
+    make_share_gate,
     read_prompt,
 )
 from desktop_app.core.agent import (
@@ -163,7 +164,8 @@ def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace,
     if args.temperature is not None:
         options["temperature"] = args.temperature
     return make_agent(llm, tools, use_native_tools=not args.json_mode,
-                      confirm=make_confirmer(settings, assume_yes=args.yes), **options)
+                      confirm=make_confirmer(settings, assume_yes=args.yes),
+                      share=make_share_gate(llm, assume_yes=args.yes), **options)
 
 
 async def _run(args: argparse.Namespace, llm: LLM, settings: Settings,

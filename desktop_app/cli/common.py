@@ -55,6 +55,19 @@ def read_prompt(args: argparse.Namespace, what: str = "question") -> str:
     return text
 
 
+def make_share_gate(llm: Any, *, assume_yes: bool) -> Any:
+    """For a model on another computer: ask on the terminal before the user's files or
+    notes are sent to it (``--yes`` allows it); None for a model on this computer."""
+    from desktop_app.core.tools.sharing import ShareConsent, remote_destination, terminal_ask
+
+    destination = remote_destination(llm)
+    if destination is None:
+        return None
+    if assume_yes:
+        return ShareConsent(destination, terminal_ask(), decided=True)
+    return ShareConsent(destination, terminal_ask())
+
+
 def make_confirmer(settings: Settings, *, assume_yes: bool) -> Any:
     """Ask on the terminal (yes / no / always) before tools that change things; deny, saying
     why, when nobody can answer. ``--yes`` allows everything."""

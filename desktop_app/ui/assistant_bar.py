@@ -159,6 +159,12 @@ class ChatAssistant:
         self.picker.assistant_changed.connect(self._assistant_changed)
         self.picker.options_requested.connect(self.edit_options)
         self.picker.manage_requested.connect(self.manage)
+        window.controller.share_decided.connect(self._share_decided)
+
+    def _share_decided(self, conversation_id: str, allowed: bool) -> None:
+        """The chat's answer about sending local content, so a later options save keeps it."""
+        if conversation_id == self.window.conversation_id:
+            self.options = self.options.model_copy(update={"share_local_content": allowed})
 
     def show_conversation(self, conversation: Any) -> None:
         self.picker.select(conversation.assistant)

@@ -34,8 +34,12 @@ class ConfirmDialog(QDialog):
         self._answer = answer
         self._answered = False
         layout = QVBoxLayout(self)
-        intro = QLabel(f"The assistant wants to run <b>{html.escape(event.tool_name)}</b>. "
-                       "Allow it?")
+        sharing = event.kind == "share"
+        if sharing:
+            self.setWindowTitle("Send your content off this computer?")
+        intro = QLabel("Your files and notes stay on this computer unless you allow this."
+                       if sharing else f"The assistant wants to run "
+                       f"<b>{html.escape(event.tool_name)}</b>. Allow it?")
         intro.setWordWrap(True)
         layout.addWidget(intro)
         change = QLabel()
@@ -45,7 +49,7 @@ class ConfirmDialog(QDialog):
         change.setText(event.change or "It can change files or other things on this computer.")
         layout.addWidget(change)
         self.change_label = change
-        if event.destroys:
+        if event.destroys and not sharing:
             warning = QLabel("This cannot be undone, so it is asked every time, even when you "
                              f"always allow {event.tool_name}.")
             warning.setObjectName("ConfirmWarning")
@@ -55,6 +59,7 @@ class ConfirmDialog(QDialog):
         shown = (describe_call(event.tool_name, event.tool_args)
                  if isinstance(event.tool_args, dict) else format_args(event.tool_args))
         layout.addWidget(_text_box(shown))
+        layout.addStretch(1)
         row = QHBoxLayout()
         self.deny_button = QPushButton("Deny")
         self.always_button = QPushButton(f"Always allow {event.tool_name}")
@@ -64,6 +69,10 @@ class ConfirmDialog(QDialog):
         self.deny_button.clicked.connect(lambda: self.decide(False, False))
         self.always_button.clicked.connect(lambda: self.decide(True, True))
         self.allow_button.clicked.connect(lambda: self.decide(True, False))
+        if sharing:  # the chat keeps the answer: no "always", no "once"
+            self.deny_button.setText("Keep local")
+            self.allow_button.setText("Allow for this chat")
+            self.always_button.hide()
         row.addWidget(self.deny_button)
         row.addStretch(1)
         row.addWidget(self.always_button)

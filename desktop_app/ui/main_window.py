@@ -38,6 +38,7 @@ from desktop_app.ui.history_view import builders_for
 from desktop_app.ui.message_widgets import AssistantTurn, UserMessage
 from desktop_app.ui.model_drop import GgufDropFilter
 from desktop_app.ui.model_picker import ModelPicker
+from desktop_app.ui.privacy_ledger import LedgerButton, show_sent
 from desktop_app.ui.run_controller import ActiveRun, RunController
 from desktop_app.ui.run_render import apply_event
 from desktop_app.ui.sidebar import Sidebar
@@ -111,6 +112,8 @@ class MainWindow(QMainWindow):
         from desktop_app.ui.offline_switch import OfflineSwitch
 
         self.offline_switch = OfflineSwitch(ctx, self.spawn)
+        self.ledger_button = LedgerButton(self.spawn, self, ctx.store)
+        self.statusBar().addPermanentWidget(self.ledger_button)
         self.statusBar().addPermanentWidget(self.offline_switch)
         self.artifact_dock = ArtifactDock(self.splitter, self.sidebar, self.artifact_pane)
 
@@ -262,6 +265,9 @@ class MainWindow(QMainWindow):
     def _wire_turn(self, turn: AssistantTurn) -> AssistantTurn:
         turn.regenerate_requested.connect(lambda t: self.spawn(self.regenerate(t)))
         turn.citation_opened.connect(self.documents.open_citation)
+        turn.ledger_requested.connect(lambda t: self.ledger_button.open(str(t.message_id)))
+        if turn.message_id is not None:  # a stored answer: did it send anything?
+            self.spawn(show_sent(turn))
         return turn
 
     def _on_deleted(self, conversation_id: str) -> None:
@@ -419,6 +425,8 @@ class MainWindow(QMainWindow):
                 dialog.reject()
         if conversation_id == self.conversation_id:
             self.composer.set_running(False)
+            if self.live_turn is not None:
+                self.spawn(show_sent(self.live_turn))
             self.live_turn = None
             self.spawn(self.refresh_gauge())
             self.spawn(self.branches.show())  # an edited question now has versions

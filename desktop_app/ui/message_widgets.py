@@ -211,6 +211,7 @@ class AssistantTurn(QFrame):
     regenerate_requested = Signal(object)  # self
     #: A citation in the answer was clicked: the ``CitedPassage``.
     citation_opened = Signal(object)
+    ledger_requested = Signal(object)  # self: open what this answer sent
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -230,6 +231,13 @@ class AssistantTurn(QFrame):
         self.footer.setObjectName("Footer")
         self.footer.setWordWrap(True)
         self.footer.hide()
+        # "Sent to api.example.com · 3.2 kB" when this answer's requests left the computer
+        # (the privacy ledger); a click opens exactly what was sent.
+        self.sent = QLabel(self)
+        self.sent.setObjectName("SentLine")
+        self.sent.setTextFormat(Qt.TextFormat.RichText)
+        self.sent.linkActivated.connect(lambda _link: self.ledger_requested.emit(self))
+        self.sent.hide()
         self.action_row = QWidget(self)
         row = QHBoxLayout(self.action_row)
         row.setContentsMargins(0, 0, 0, 0)
@@ -249,6 +257,7 @@ class AssistantTurn(QFrame):
         self._layout.addWidget(self.thinking)
         self._layout.addWidget(self.answer)
         self._layout.addWidget(self.footer)
+        self._layout.addWidget(self.sent)
         self._layout.addWidget(self.action_row)
         self.message_id: int | None = None
         self.user_message_id: int | None = None
@@ -326,6 +335,13 @@ class AssistantTurn(QFrame):
         self.footer.setText(footer)
         self.footer.show()
         self.action_row.show()
+
+    def set_sent(self, summary: str) -> None:
+        from html import escape
+
+        self.sent.setText(f'{escape(summary)} · <a href="ledger">see what was sent</a>')
+        self.sent.setToolTip("From the privacy ledger: every request this answer sent")
+        self.sent.show()
 
     def citations(self) -> dict[int, object]:
         """Passages this run's document searches gave the model, by number."""

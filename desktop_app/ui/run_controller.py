@@ -75,6 +75,7 @@ class RunController(QObject):
     model_status = Signal(str)            # "" when idle
     model_progress = Signal(int, int)     # done, total (total 0: busy, no percentage)
     save_failed = Signal(str, str)        # conversation id, what went wrong
+    share_decided = Signal(str, bool)     # conversation id, may local content leave
 
     def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -188,6 +189,7 @@ class RunController(QObject):
                 run.save_errors.append(str(exc))
 
     async def _drive(self, run: ActiveRun, reuse_user_message: int | None) -> None:
+        from desktop_app.core import egress
         from desktop_app.core.agent.events import Done, ErrorEvent
         from desktop_app.core.store.history import to_chat_messages
         from desktop_app.core.store.run_recorder import RunRecorder
@@ -213,6 +215,9 @@ class RunController(QObject):
             run.recorder = recorder
             run.user_message_id = recorder.user_message.id
             run.assistant_message_id = recorder.writer.message_id
+            # What this run sends off the computer is recorded against its answer (this
+            # task's context only: runs of other chats are separate tasks).
+            egress.serve_in_this_task(run.conversation_id, str(run.assistant_message_id))
             history = to_chat_messages(messages)
             self.run_started.emit(run.conversation_id, run)
             llm = await self.ensure_llm(run.model)
@@ -236,6 +241,7 @@ class RunController(QObject):
                 tools = with_documents(tools, self.ctx.documents(), chat_options.documents)
             preset = agent_options(assistant, chat_options, llm)
             run.confirmer = Confirmer(emit, settings=self.ctx.settings)
+            share = self._share_gate(run, llm, chat_options.share_local_content)
             if run.mode == "dag":
                 from desktop_app.core.dag.runner import DagRunner
 
@@ -245,7 +251,7 @@ class RunController(QObject):
                 step_options = {key: preset[key] for key in ("temperature",) if key in preset}
                 run.dag = DagRunner(self.ctx.registry, tools, model=run.model,
                                     agent_options={
-                                        "confirm": run.confirmer,
+                                        "confirm": run.confirmer, "share": share,
                                         "tool_timeout": self.ctx.settings.tools.timeout_seconds,
                                         **step_options})
                 await run.dag.run(run.query, history=history, interrupt_queue=run.queue,
@@ -256,7 +262,7 @@ class RunController(QObject):
 
                 options = {"tool_timeout": self.ctx.settings.tools.timeout_seconds,
                            **preset, **self.agent_options}
-                agent = make_agent(llm, tools, confirm=run.confirmer, **options)
+                agent = make_agent(llm, tools, confirm=run.confirmer, share=share, **options)
                 await drive_run(agent, run.query, emit=emit, history=history,
                                 interrupt_queue=run.queue)
         except asyncio.CancelledError:
@@ -284,6 +290,34 @@ class RunController(QObject):
             self.active = None
             self.run_finished.emit(run.conversation_id, run.done)
         await self._follow_up(run)
+
+    def _share_gate(self, run: ActiveRun, llm: LLM, decided: bool | None) -> Any:
+        """For a model on another computer: the chat's consent before the user's files or
+        notes go to it (asked once, kept with the conversation); None for a local model."""
+        from desktop_app.core.tools.sharing import ShareConsent, remote_destination
+
+        destination = remote_destination(llm)
+        if destination is None:
+            return None
+        confirmer = run.confirmer
+        assert confirmer is not None
+        return ShareConsent(destination, confirmer.ask_share, decided=decided,
+                            on_decided=lambda allowed: self._remember_share(
+                                run.conversation_id, allowed))
+
+    async def _remember_share(self, conversation_id: str, allowed: bool) -> None:
+        from desktop_app.core.assistants import ChatOptions
+
+        store = self.ctx.store
+        conversation = await store.get_conversation(conversation_id)
+        try:
+            options = ChatOptions.model_validate(conversation.chat_options or {})
+        except ValueError:
+            options = ChatOptions()
+        options.share_local_content = allowed
+        await store.set_assistant(conversation_id, conversation.assistant,
+                                  options.model_dump(exclude_defaults=True))
+        self.share_decided.emit(conversation_id, allowed)
 
     async def _follow_up(self, run: ActiveRun) -> None:
         """Interrupts the engine did not take (sent during the final answer) start the

@@ -86,9 +86,13 @@ def chunk(content: str | None = None, *, finish_reason: str | None = None,
 class FakeOpenAIServer:
     """Serves scripted replies in order on 127.0.0.1; 500 when the script runs dry."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.replies: deque[Reply] = deque()
         self.requests: list[Recorded] = []
+        #: Per request: the bytes of the body received and of the body sent back.
+        self.bytes_in: list[int] = []
+        self.bytes_out: list[int] = []
         #: Set when a client hung up while a reply was being written (e.g. a closed stream).
         self.client_hung_up = threading.Event()
         server = self
@@ -105,16 +109,17 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                server.bytes_in.append(len(raw))
                 server._handle(self, json.loads(raw) if raw else None)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer((host, 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
 
     def add(self, *replies: Reply | dict[str, Any]) -> None:
         """Queue replies; a dict is a 200 JSON body."""
@@ -138,14 +143,14 @@ class FakeOpenAIServer:
             time.sleep(reply.delay)
         try:
             if reply.sse is not None:
-                self._send_sse(handler, reply)
+                self.bytes_out.append(self._send_sse(handler, reply))
             else:
-                self._send_body(handler, reply)
+                self.bytes_out.append(self._send_body(handler, reply))
         except (BrokenPipeError, ConnectionResetError):
             self.client_hung_up.set()  # timeouts, cancelled streams: nothing left to send
 
     @staticmethod
-    def _send_body(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+    def _send_body(handler: BaseHTTPRequestHandler, reply: Reply) -> int:
         if isinstance(reply.body, (dict, list)):
             data, ctype = json.dumps(reply.body).encode(), "application/json"
         else:
@@ -158,9 +163,10 @@ class FakeOpenAIServer:
                 handler.send_header(key, value)
         handler.end_headers()
         handler.wfile.write(data)
+        return len(data)
 
     @staticmethod
-    def _send_sse(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+    def _send_sse(handler: BaseHTTPRequestHandler, reply: Reply) -> int:
         handler.send_response(reply.status)
         handler.send_header("content-type", "text/event-stream")
         handler.send_header("connection", "close")
@@ -168,18 +174,51 @@ class FakeOpenAIServer:
         events = [e if isinstance(e, str) else json.dumps(e) for e in reply.sse or []]
         if reply.done:
             events.append("[DONE]")
+        sent = 0
         for event in events:
-            handler.wfile.write(f"data: {event}\n\n".encode())
+            data = f"data: {event}\n\n".encode()
+            handler.wfile.write(data)
             handler.wfile.flush()
+            sent += len(data)
             if reply.event_delay:
                 time.sleep(reply.event_delay)
         handler.close_connection = True
+        return sent
 
 
 @pytest.fixture
 def fake_server() -> Iterator[FakeOpenAIServer]:
     """A started scripted server, stopped after the test (import this fixture to use it)."""
     server = FakeOpenAIServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def this_computers_lan_address() -> str | None:
+    """An address of this computer that is not loopback (a server there counts as another
+    computer for the app: its host is not localhost), or None without a network."""
+    import socket
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: only the route is looked up
+        address = probe.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+@pytest.fixture
+def lan_server() -> Iterator[FakeOpenAIServer]:
+    """The scripted server on this computer's LAN address: to the app, a hosted model."""
+    address = this_computers_lan_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback address")
+    server = FakeOpenAIServer(address).start()
     try:
         yield server
     finally:

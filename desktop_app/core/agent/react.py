@@ -39,7 +39,7 @@ from desktop_app.core.agent.synthesis import (
     fitted_synthesis_messages,
     max_iterations_summary,
 )
-from desktop_app.core.agent.tool_exec import Confirmer, ToolExecutor
+from desktop_app.core.agent.tool_exec import Confirmer, ShareFn, ToolExecutor
 from desktop_app.core.errors import ToolCallsUnsupportedError
 from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
 from desktop_app.core.llm.types import ChatMessage
@@ -97,6 +97,7 @@ class ReActAgent:
         answer_system_prompt: str = ANSWER_SYSTEM_PROMPT,
         policy: RunPolicy | None = None,
         guard_repetition: bool = False,
+        share: ShareFn | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -107,6 +108,8 @@ class ReActAgent:
         self.use_native_tools = use_native_tools
         self.context_guard = context_guard
         self.confirm = confirm
+        #: Asked before a tool that reads the user's own content runs (a model elsewhere).
+        self.share = share
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.synthesis_max_tokens = synthesis_max_tokens
@@ -164,6 +167,7 @@ class ReActAgent:
         try:
             await self._select(state)
             state.executor = ToolExecutor(state.registry, state.emit, confirm=self.confirm,
+                                          share=self.share,
                                           max_observation_chars=self.max_observation_chars,
                                           timeout=self.tool_timeout)
             state.messages = self._initial_messages(query, history, state.registry, native)

@@ -20,7 +20,11 @@ from desktop_app.core.agent.result import StepRecord
 from desktop_app.core.errors import DesktopAppError, ToolError
 from desktop_app.core.llm.json_extract import loads_lenient
 from desktop_app.core.tools.base import Change, Tool, ToolRegistry, ToolResult
+from desktop_app.core.tools.sharing import kept_local_notice
 
+#: ``share(tool_name, args) -> bool``: asked before a tool with ``reads_private`` runs when
+#: its result would go to a model on another computer (``core/tools/sharing.py``).
+ShareFn = Callable[[str, dict[str, Any]], Awaitable[bool]]
 #: ``confirm(tool_name, args, change) -> bool``: asked before a tool with ``read_only = False`` runs.
 Confirmer = Callable[[str, dict[str, Any], Change | None], Awaitable[bool]]
 Emit = Callable[[Event], Awaitable[None]]
@@ -64,11 +68,13 @@ class ToolExecutor:
     """Runs tool calls for one run; emits ``IterationStart``/``IterationDone`` around each."""
 
     def __init__(self, registry: ToolRegistry, emit: Emit, *, confirm: Confirmer | None = None,
-                 max_observation_chars: int = 16_000, timeout: float | None = None) -> None:
+                 max_observation_chars: int = 16_000, timeout: float | None = None,
+                 share: ShareFn | None = None) -> None:
         self.registry = registry
         self.timeout = timeout
         self._emit = emit
         self._confirm = confirm
+        self._share = share
         self._max_chars = max_observation_chars
         # Parallel native calls may each need confirmation: ask one question at a time.
         self._confirm_lock = asyncio.Lock()
@@ -128,6 +134,11 @@ class ToolExecutor:
                 args = tool.validate(repair_arguments(tool.parameters, args))
             except ToolError:
                 return ToolResult.failure(exc.message + f" Expected: {_schema_hint(tool)}")
+        if tool.reads_private and self._share is not None:
+            async with self._confirm_lock:  # one question at a time
+                shared = await self._share(tool.name, args)
+            if not shared:
+                return ToolResult(error=kept_local_notice(tool.name), declined=True)
         if not tool.read_only and self._confirm is not None:
             declined = await self._ask(tool, args)
             if declined is not None:

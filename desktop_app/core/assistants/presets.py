@@ -22,6 +22,9 @@ class ChatOptions(BaseModel):
     context_size: int | None = Field(default=None, ge=512)
     #: Document collections attached to the chat: searched for each question.
     documents: list[str] = Field(default_factory=list)
+    #: May the user's files and notes go to this chat's model when it runs on another
+    #: computer (asked the first time it would happen; None: not asked yet).
+    share_local_content: bool | None = None
 
 
 def builtin_assistants(path: Path | None = None) -> list[AssistantConfig]:

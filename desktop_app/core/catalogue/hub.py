@@ -124,9 +124,29 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+_recorded_sessions = False
+
+
+def _record_hub_traffic() -> None:
+    """huggingface_hub's HTTP session goes through the egress point (lock and ledger)."""
+    global _recorded_sessions
+    if _recorded_sessions:
+        return
+    from huggingface_hub import set_client_factory
+    from huggingface_hub.utils._http import hf_request_event_hook  # its default client's hook
+
+    from desktop_app.core import egress
+
+    set_client_factory(lambda: egress.client(
+        "model hub request", event_hooks={"request": [hf_request_event_hook]},
+        follow_redirects=True, timeout=None))
+    _recorded_sessions = True
+
+
 def _api() -> Any:
     from huggingface_hub import HfApi
 
+    _record_hub_traffic()
     return HfApi(endpoint=endpoint())
 
 
@@ -139,7 +159,8 @@ def _hub_call(what: str, call: Callable[[], Any]) -> Any:
 
     egress.guard(endpoint(), f"request to {what}")
     try:
-        return call()
+        with egress.purpose(what):
+            return call()
     except OfflineModeIsEnabled:
         raise HubError(f"Cannot {what}: offline mode is on (HF_HUB_OFFLINE).") from None
     except RepositoryNotFoundError:
@@ -281,13 +302,14 @@ def _transfer(url: str, part: _PartFile, progress: DownloadProgress,
     from desktop_app.core import egress
 
     egress.guard(url, "download")
+    _record_hub_traffic()
     have = part.size
     headers = build_hf_headers()
     headers["Accept-Encoding"] = "identity"
     if have:
         headers["Range"] = f"bytes={have}-"
-    with get_session().stream("GET", url, headers=headers, follow_redirects=True,
-                              timeout=30) as response:
+    with egress.purpose("download"), get_session().stream(
+            "GET", url, headers=headers, follow_redirects=True, timeout=30) as response:
         if response.status_code == 416:
             return  # nothing left to send
         if response.status_code >= 400:

@@ -116,6 +116,9 @@ class McpServerConfig(BaseModel):
     url: str | None = None
     enabled: bool = True
     env: dict[str, str] = Field(default_factory=dict)
+    #: A stdio server may use the network. Off (the default): it runs in a network
+    #: namespace of its own, so it can neither reach nor send anything (core/sandbox).
+    network: bool = False
 
 
 class UiSettings(BaseModel):

@@ -1,68 +1,31 @@
-"""The one gate every connection the app makes passes: the offline lock (SPEC §11).
+"""The one point every connection the app makes passes (SPEC §11), behind one entry.
 
-Hosted model calls (the openai adapter), model hub search and downloads (catalogue/hub.py)
-ask ``guard(url, purpose)`` before they open anything. While the lock is on, a destination
-that is not this computer is refused before any DNS lookup or connection, with a message
-that says what was blocked and how to allow it. This computer means ``localhost`` or a
-loopback address written as one (127.0.0.0/8, ::1): a name is never looked up to decide,
-so ``http://blocked.invalid/v1`` is refused without asking a resolver. MCP servers over
-HTTP are loopback-only already (tools/mcp_client.py); the artifact view loads nothing.
-
-The lock is process-wide: the ``--offline`` flag of every command, the ``privacy.offline``
-setting, and the window's switch set it.
+* ``guard(url, purpose)`` — the offline lock: refuses a destination off this computer before
+  any DNS lookup or connection (``lock``).
+* ``async_client(purpose)`` / ``client(purpose)`` — the HTTP clients the app's connections
+  use (hosted models through the openai SDK, the model hub through huggingface_hub, the
+  downloader): each request is checked by the lock and recorded in the privacy ledger with
+  its destination, purpose, conversation and message, bytes both ways and the exact content
+  sent (``transport``).
+* ``serving(conversation_id, message_id)`` — which conversation and message the requests
+  made inside it serve; ``purpose(...)`` names what they are for.
+* ``ledger()`` — the record of what left the computer (``ledger``).
 """
 
 from __future__ import annotations
 
-import ipaddress
-import threading
-from urllib.parse import urlsplit
+from desktop_app.core.egress.context import purpose, serve_in_this_task, serving
+from desktop_app.core.egress.ledger import EgressRecord, Ledger, flush_all, human_bytes, ledger
+from desktop_app.core.egress.lock import (
+    OfflineBlockedError,
+    guard,
+    is_local_host,
+    is_local_url,
+    is_offline,
+    set_offline,
+)
+from desktop_app.core.egress.transport import async_client, client
 
-from desktop_app.core.errors import DesktopAppError
-
-_lock = threading.Lock()
-_offline = False
-
-
-class OfflineBlockedError(DesktopAppError):
-    """A connection off this computer was refused because the offline lock is on."""
-
-
-def set_offline(on: bool) -> None:
-    """Turn the offline lock on or off for this process."""
-    global _offline
-    with _lock:
-        _offline = bool(on)
-
-
-def is_offline() -> bool:
-    return _offline
-
-
-def is_local_host(host: str) -> bool:
-    """``host`` is this computer, decided from its text alone (no DNS lookup)."""
-    name = host.strip().strip("[]").rstrip(".").lower()
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def is_local_url(url: str) -> bool:
-    return is_local_host(urlsplit(url).hostname or "")
-
-
-def guard(url: str, purpose: str) -> None:
-    """Raise ``OfflineBlockedError`` when the lock is on and ``url`` leaves the computer."""
-    if not _offline:
-        return
-    host = urlsplit(url).hostname or url
-    if is_local_host(host):
-        return
-    raise OfflineBlockedError(
-        f"The offline lock is on, so the {purpose} to {host} was not sent (nothing left "
-        "this computer).",
-        hint="Turn the offline lock off to allow it (Settings, or run the command without "
-             "--offline). Models and servers on this computer (localhost) keep working.")
+__all__ = ["EgressRecord", "Ledger", "OfflineBlockedError", "async_client", "client", "flush_all", "guard", "human_bytes",
+           "is_local_host", "is_local_url", "is_offline", "ledger", "purpose", "serve_in_this_task", "serving",
+           "set_offline"]

@@ -128,6 +128,9 @@ class Confirm(Event):
     change: str | None = None
     #: It destroys something (a file's content): "always allow" does not cover it.
     destroys: bool = False
+    #: "run": may the tool run; "share": may the user's own content go to the model's
+    #: computer (``change`` says what and where; the answer holds for the conversation).
+    kind: Literal["run", "share"] = "run"
 
 
 class ErrorEvent(Event):

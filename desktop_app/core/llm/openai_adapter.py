@@ -95,7 +95,11 @@ class OpenAICompatibleLLM(LLM):
             # Our own HTTP client, not the SDK's default wrapper: that one schedules its
             # close on whatever loop is running when it is garbage-collected, which fails
             # for connections of an older loop ("Event loop is closed").
-            http_client = openai.DefaultAsyncHttpxClient()
+            # Through the egress point: the lock checks each request and the privacy
+            # ledger records it (the key is removed from what is recorded).
+            http_client = egress.async_client(
+                "chat completion", secrets=[self._secret] if self._secret else [],
+                factory=openai.DefaultAsyncHttpxClient)
             self._bound = (loop, openai.AsyncOpenAI(**self._client_options,
                                                     http_client=http_client))
         return self._bound[1]

@@ -99,6 +99,9 @@ class Tool(ABC):
     #: Running it only computes from its arguments: no side effects, no access to the
     #: user's data, cheap. A checker may run such a tool to test a call before it is made.
     pure: bool = False
+    #: Its result holds the user's own content (files, notes): sending it to a model on
+    #: another computer needs the user's consent (``core/tools/sharing.py``).
+    reads_private: bool = False
     #: A sentence for the system turn when this tool is offered (what the model should know
     #: to use it well), or None. Tools that share one say the same words, said once.
     prompt_hint: str | None = None

@@ -24,7 +24,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from desktop_app.core.config.settings import Settings, update_saved_settings
 from desktop_app.core.events.run import Confirm, Event
@@ -105,6 +105,16 @@ class Confirmer:
                        change: Change | None = None) -> bool:
         if self.always.covers(tool_name, change):
             return True
+        return await self._question(tool_name, args, change)
+
+    async def ask_share(self, destination: str, tool_name: str, args: dict[str, Any]) -> bool:
+        """May the user's files or notes go to ``destination`` (``core/tools/sharing``)?
+        Asked like a confirmation; "always" does not apply (the chat keeps the answer)."""
+        question = Change(summary=share_question(destination, tool_name, args), destroys=True)
+        return await self._question(tool_name, args, question, kind="share")
+
+    async def _question(self, tool_name: str, args: dict[str, Any], change: Change | None,
+                        kind: Literal["run", "share"] = "run") -> bool:
         request_id = uuid.uuid4().hex
         future: asyncio.Future[tuple[bool, bool]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (tool_name, future)
@@ -112,7 +122,7 @@ class Confirmer:
             if self.emit is not None:
                 event = Confirm(request_id=request_id, tool_name=tool_name, tool_args=args,
                                 change=change.summary if change else None,
-                                destroys=bool(change and change.destroys))
+                                destroys=bool(change and change.destroys), kind=kind)
                 result = self.emit(event)
                 if inspect.isawaitable(result):
                     await result
@@ -153,6 +163,15 @@ def describe_call(tool_name: str, args: dict[str, Any]) -> str:
         else:
             lines.append(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
     return "\n".join(lines)
+
+
+def share_question(destination: str, tool_name: str, args: dict[str, Any]) -> str:
+    """The question, in the user's words: what would be sent, and where (the call itself
+    is shown beside it)."""
+    return (f"This chat's model runs on {destination}. To answer, it wants to use "
+            f"{tool_name}, which would send content from this computer (your files or "
+            f"notes) to {destination}. Allow that for the rest of this chat, or keep your "
+            "content on this computer?")
 
 
 class TerminalConfirmer:

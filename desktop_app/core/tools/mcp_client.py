@@ -126,10 +126,18 @@ class McpConnection:
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
+        from desktop_app.core import egress
+        from desktop_app.core.sandbox.network import without_network
+
         if self.config.transport == "http":
             assert self.config.url
             return streamable_http_client(self.config.url)
-        command, *args = self.config.command
+        argv = list(self.config.command)
+        if not self.config.network or egress.is_offline():
+            # No network unless the user allowed this server it (and never under the
+            # offline lock): its own namespace, nothing reaches or leaves the computer.
+            argv = without_network(argv, server=self.config.name)
+        command, *args = argv
         params = StdioServerParameters(command=command, args=args,
                                        env=dict(self.config.env) or None)
         if self._errlog is None or self._errlog.closed:

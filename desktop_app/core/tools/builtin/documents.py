@@ -74,6 +74,7 @@ class ReadDocumentTool(Tool):
     """Reads text, Markdown and PDF documents inside the workspace."""
 
     name = "read_document"
+    reads_private = True
     description = "Read a .txt, .md or .pdf in the workspace (PDF pages like '2-5')"
     parameters: Mapping[str, Any] = {
         "type": "object",

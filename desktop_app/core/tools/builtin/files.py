@@ -55,6 +55,8 @@ WORKSPACE_HINT = ("Files the user mentions are in their workspace folder: list o
 class _WorkspaceTool(Tool):
     """Base for tools bound to one workspace; blocking file work runs off the event loop."""
 
+    reads_private = True  # names and contents of the user's files
+
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
 
@@ -181,6 +183,7 @@ class ReadFileTool(_WorkspaceTool):
 
 class WriteFileTool(_WorkspaceTool):
     name = "write_file"
+    reads_private = False  # it reports what it wrote, which the model gave it
     description = "Write or append text to a workspace file (asks the user first)"
     read_only = False
     parameters: Mapping[str, Any] = {

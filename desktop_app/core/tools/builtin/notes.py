@@ -228,6 +228,7 @@ class NoteCreateTool(Tool):
 
 class NotesFindTool(Tool):
     name = "notes_find"
+    reads_private = True
     description = "List the user's notes, or search them by words"
     parameters: Mapping[str, Any] = {
         "type": "object",
@@ -261,6 +262,7 @@ class NotesFindTool(Tool):
 
 class NoteReadTool(Tool):
     name = "note_read"
+    reads_private = True
     description = "Read one of the user's notes by id (ids come from notes_find)"
     parameters: Mapping[str, Any] = {
         "type": "object",
