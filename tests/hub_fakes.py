@@ -167,11 +167,11 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve_hub(hub: FakeHub) -> Iterator[FakeHub]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
+def serve_hub(hub: FakeHub, host: str = "127.0.0.1") -> Iterator[FakeHub]:
+    server = ThreadingHTTPServer((host, 0), _handler(hub))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    hub.url = f"http://127.0.0.1:{server.server_address[1]}"
+    hub.url = f"http://{host}:{server.server_address[1]}"
     try:
         yield hub
     finally:

@@ -8,6 +8,7 @@ instead (an environment variable), and nothing is saved.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -52,6 +53,8 @@ class SettingsDialog(QDialog):
         self.original = settings
         self.settings = settings.model_copy(deep=True)
         layout = QVBoxLayout(self)
+        self.removed_keys: list[str] = []
+        self.saving: asyncio.Future[None] | None = None
         self.error = QLabel("")
         self.error.setObjectName("ErrorCard")
         self.error.setWordWrap(True)
@@ -242,51 +245,84 @@ class SettingsDialog(QDialog):
         self.about.open()
 
     def save(self) -> bool:
-        """Validate, store new API keys in the keyring, emit ``saved``; False if blocked."""
+        """Validate; False (and the problems shown) if blocked. Otherwise the keyring work
+        runs on a thread (a locked keyring may wait for its unlock prompt: the window stays
+        responsive) and ``saved`` is emitted when it is done (``self.saving``)."""
         s = self.collect()
         problems = self.validate(s)
         if problems:
             self._show_error("\n".join(problems))
             return False
-        for index, key in list(self.endpoints.new_keys.items()):
-            endpoint = s.endpoints[index]
-            ref = key_ref(endpoint.name)
-            try:
-                secrets.set_api_key(ref, key)
-            except SecretsError as exc:
-                # The key is dropped (never written anywhere else); Save works again at once.
-                self.endpoints.forget_typed_key(index)
-                self._show_error(f"The API key of “{endpoint.name}” was not saved: {exc} "
-                                 "Put it in an environment variable and name that under "
-                                 "“…or key from env”. Save again to keep your other changes.")
-                return False
-            except ConfigError as exc:
-                self._show_error(str(exc))
-                return False
-            s.endpoints[index] = endpoint.model_copy(update={"api_key_ref": ref})
-        self.endpoints.new_keys.clear()
-        self.removed_keys = self._forget_removed_keys(s)
-        self.saved_settings = s
-        self.saved.emit(s)
-        self.accept()
+        self.error.hide()
+        self.save_button.setEnabled(False)
+        self.saving = asyncio.ensure_future(self._save_with_keys(s))
         return True
 
-    def _forget_removed_keys(self, saved: Settings) -> list[str]:
-        """Delete from the keyring the keys of endpoints that were removed: a key must not
-        outlive the endpoint it was given for. Returns the endpoints whose key went."""
-        kept = {e.api_key_ref for e in saved.endpoints if e.api_key_ref}
-        removed = []
-        for endpoint in self.original.endpoints:
-            ref = endpoint.api_key_ref
-            if ref and ref not in kept:
-                try:
-                    secrets.delete_api_key(ref)
-                except (SecretsError, ConfigError):
-                    continue  # no keyring: nothing was stored there
-                removed.append(endpoint.name)
-        return removed
+    async def _save_with_keys(self, s: Settings) -> None:
+        typed = [(index, key_ref(s.endpoints[index].name), key)
+                 for index, key in self.endpoints.new_keys.items()]
+        try:
+            stored, failure = await asyncio.to_thread(_store_keys, typed)
+            for index, ref in stored:
+                s.endpoints[index] = s.endpoints[index].model_copy(update={"api_key_ref": ref})
+            if failure is not None:
+                index, exc = failure
+                if isinstance(exc, SecretsError):
+                    # The key is dropped (never written anywhere else); Save works again.
+                    self.endpoints.forget_typed_key(index)
+                    self._show_error(
+                        f"The API key of “{s.endpoints[index].name}” was not saved: {exc} "
+                        "Put it in an environment variable and name that under “…or key "
+                        "from env”. Save again to keep your other changes.")
+                else:
+                    self._show_error(str(exc))
+                for index, _ref in stored:
+                    self.endpoints.new_keys.pop(index, None)
+                return
+            self.endpoints.new_keys.clear()
+            kept = {e.api_key_ref for e in s.endpoints if e.api_key_ref}
+            removed = [(e.name, e.api_key_ref) for e in self.original.endpoints
+                       if e.api_key_ref and e.api_key_ref not in kept]
+            self.removed_keys = await asyncio.to_thread(_forget_keys, removed)
+            self.saved_settings = s
+            self.saved.emit(s)
+            self.accept()
+        except Exception as exc:  # noqa: BLE001 - shown in the dialog, never lost
+            from desktop_app.ui.error_funnel import user_message
+
+            self._show_error(user_message(exc))
+        finally:
+            self.save_button.setEnabled(True)
 
     def _show_error(self, text: str) -> None:
         self.error.setText(f"⚠ {text}")
         self.error.show()
 
+
+
+def _store_keys(typed: list[tuple[int, str, str]]
+                ) -> tuple[list[tuple[int, str]], tuple[int, Exception] | None]:
+    """Keys into the keyring (on a worker thread): the (index, ref) stored, and the first
+    failure (index, error) after which nothing more is tried."""
+    stored: list[tuple[int, str]] = []
+    for index, ref, key in typed:
+        try:
+            secrets.set_api_key(ref, key)
+        except (SecretsError, ConfigError) as exc:
+            return stored, (index, exc)
+        stored.append((index, ref))
+    return stored, None
+
+
+def _forget_keys(removed: list[tuple[str, str]]) -> list[str]:
+    """Delete from the keyring the keys of endpoints that were removed (on a worker
+    thread): a key must not outlive the endpoint it was given for. Returns the endpoints
+    whose key went."""
+    gone = []
+    for name, ref in removed:
+        try:
+            secrets.delete_api_key(ref)
+        except (SecretsError, ConfigError):
+            continue  # no keyring: nothing was stored there
+        gone.append(name)
+    return gone

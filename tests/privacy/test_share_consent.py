@@ -131,3 +131,12 @@ def test_which_models_are_on_another_computer(url: str, remote: str | None) -> N
 
     assert remote_destination(Hosted()) == remote
     assert remote_destination(object()) is None  # an in-process model
+
+
+def test_a_comparison_never_sends_files_to_a_hosted_model(
+        lan_server, app_home: Path, tmp_path: Path,  # noqa: F811
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _setup(app_home, tmp_path, lan_server)
+    main(["compare", "--model", "scripted", "Is it safe to commit secrets.env to git?"])
+    assert len(lan_server.requests) >= 3  # the model asked for the file and went on
+    assert "hunter2" not in _sent(lan_server)

@@ -34,6 +34,7 @@ def test_api_key_is_saved_to_the_keyring_and_never_to_disk(qtbot, loop, app_home
         dialog = window.settings_dialog
         _fill_endpoint(dialog, base_url="https://api.example.com/v1", key=SECRET)
         assert dialog.save()
+        await dialog.saving
         await window.controller.wait_idle()
         for task in list(window._tasks):
             await task
@@ -60,18 +61,63 @@ def test_no_keyring_backend_gives_a_clear_message_and_saves_nothing(qtbot, loop)
     saved: list[Settings] = []
     dialog.saved.connect(saved.append)
     _fill_endpoint(dialog, base_url="https://api.example.com/v1", key=SECRET)
-    assert not dialog.save()
-    text = dialog.error.text()
-    assert "keyring" in text.lower() and "environment variable" in text
-    assert saved == [] and not dialog.error.isHidden()
-    # Without a keyring the key field takes nothing, and the rejected key is gone: the next
-    # Save keeps every other change instead of failing again until Cancel.
-    assert dialog.endpoints.api_key.isReadOnly() and dialog.endpoints.api_key.text() == ""
-    dialog.endpoints.api_key_env.setText("LAB_API_KEY")
-    assert dialog.save()
+
+    async def scenario() -> None:
+        assert dialog.save()
+        await dialog.saving
+        text = dialog.error.text()
+        assert "keyring" in text.lower() and "environment variable" in text
+        assert saved == [] and not dialog.error.isHidden()
+        # Without a keyring the key field takes nothing, and the rejected key is gone: the
+        # next Save keeps every other change instead of failing again until Cancel.
+        assert dialog.endpoints.api_key.isReadOnly() and dialog.endpoints.api_key.text() == ""
+        dialog.endpoints.api_key_env.setText("LAB_API_KEY")
+        assert dialog.save()
+        await dialog.saving
+
+    loop.run_until_complete(scenario())
     [settings] = saved
     assert [(e.name, e.api_key_ref, e.api_key_env) for e in settings.endpoints] == [
         ("lab", None, "LAB_API_KEY")]
+
+
+def test_the_keyring_is_used_off_the_qt_thread_and_the_window_stays_responsive(
+        qtbot, loop, memory_keyring) -> None:
+    """A locked keyring waits for its unlock prompt: the window must not freeze meanwhile
+    (issue 25)."""
+    import threading
+    import time
+
+    from PySide6.QtCore import QTimer
+
+    threads: list[threading.Thread] = []
+    original = memory_keyring.set_password
+
+    def slow_set(service: str, username: str, password: str) -> None:
+        threads.append(threading.current_thread())
+        time.sleep(0.6)  # an unlock prompt
+        original(service, username, password)
+
+    memory_keyring.set_password = slow_set
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    _fill_endpoint(dialog, base_url="https://api.example.com/v1", key=SECRET)
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    timer.start(50)
+
+    async def scenario() -> None:
+        assert dialog.save()
+        assert not dialog.save_button.isEnabled()  # one save at a time
+        await dialog.saving
+
+    loop.run_until_complete(scenario())
+    timer.stop()
+    assert threads and threads[0] is not threading.main_thread()
+    assert len(ticks) >= 5  # the Qt loop kept running while the keyring worked
+    assert memory_keyring.store[("desktop-app", "endpoint:lab")] == SECRET
+    assert dialog.save_button.isEnabled()
 
 
 def test_a_cleared_key_field_is_not_saved_and_the_form_waits_for_add(qtbot) -> None:
@@ -249,6 +295,7 @@ def test_removing_an_endpoint_removes_its_key_and_says_so(qtbot, loop, memory_ke
         dialog.endpoints.list.setCurrentRow(0)
         dialog.endpoints.remove_endpoint()
         assert dialog.save()
+        await dialog.saving
         for task in list(window._tasks):
             await task
         return window

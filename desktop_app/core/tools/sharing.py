@@ -109,3 +109,16 @@ def _isatty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def kept_local_for(llm: object) -> ShareConsent | None:
+    """For runs nobody answers questions in (a comparison): a model on another computer
+    gets none of the user's files or notes; None for a model on this computer."""
+    destination = remote_destination(llm)
+    if destination is None:
+        return None
+
+    async def never(_destination: str, _tool: str, _args: dict[str, Any]) -> bool:
+        return False
+
+    return ShareConsent(destination, never, decided=False)
