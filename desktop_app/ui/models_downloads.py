@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from desktop_app.core.catalogue import hub
+from desktop_app.core.errors import DesktopAppError
 
 MiB = 1024 * 1024
 
@@ -108,7 +109,7 @@ class DownloadBar(QWidget):
                                    "far is kept)")
                 self.pause_button.setText("Resume")
             return
-        except hub.HubError as exc:
+        except DesktopAppError as exc:  # the hub's errors and the offline lock's
             self.label.setText(str(exc))
             self.pause_button.setText("Retry")
             self.failed.emit(str(exc))

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core.catalogue import fit, hub, library
 from desktop_app.core.catalogue.recommended import Recommended, load_recommended
 from desktop_app.core.catalogue.scan import FoundModel, scan_other_apps
+from desktop_app.core.errors import DesktopAppError
 
 
 class ModelsHost(Protocol):
@@ -163,7 +164,7 @@ class SearchTab(QWidget):
         self.status.setText("Searching…")
         try:
             found = await asyncio.to_thread(hub.search_models, text, 30)
-        except hub.HubError as exc:
+        except DesktopAppError as exc:  # the hub's errors and the offline lock's
             self.status.setText(str(exc))
             return
         self.repos.clear()
@@ -174,7 +175,7 @@ class SearchTab(QWidget):
         self.status.setText(f"Listing {repo}…")
         try:
             models = await asyncio.to_thread(hub.list_quantisations, repo)
-        except hub.HubError as exc:
+        except DesktopAppError as exc:  # the hub's errors and the offline lock's
             self.status.setText(str(exc))
             return
         self.repo, self.quantisations = repo, models
