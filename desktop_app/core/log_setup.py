@@ -40,13 +40,32 @@ class CurrentStderrHandler(logging.Handler):
             self.handleError(record)
 
 
-def configured_secrets() -> list[str]:
-    """Every key the settings name (keyring or environment); empty when unreadable."""
-    from desktop_app.core.config.secrets import known_secrets
-    from desktop_app.core.config.settings import load_settings_safe
+_known: tuple[tuple[int, str, float], list[str]] | None = None
 
+
+def configured_secrets() -> list[str]:
+    """Every key the settings name (keyring or environment); empty when unreadable.
+
+    Kept in memory until a key is stored or deleted or the settings file changes: the
+    keyring may wait for an unlock prompt, and the window's error funnel asks on the Qt
+    thread (the window warms this on a worker thread at start).
+    """
+    global _known
+    from desktop_app.core.config import secrets
+    from desktop_app.core.config.settings import load_settings_safe, settings_path
+
+    path = settings_path()
+    try:
+        stamp = path.stat().st_mtime
+    except OSError:
+        stamp = 0.0
+    version = (secrets.generation(), str(path), stamp)
+    if _known is not None and _known[0] == version:
+        return list(_known[1])
     settings, _ = load_settings_safe()
-    return known_secrets(settings)
+    found = secrets.known_secrets(settings)
+    _known = (version, found)
+    return list(found)
 
 
 def install(level: int = logging.WARNING) -> None:

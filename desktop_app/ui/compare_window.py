@@ -292,7 +292,7 @@ class CompareWindow(QWidget):
     async def _load(self, name: str) -> LLM:
         if self._load_llm is not None:
             return await self._load_llm(name)
-        return self.ctx.registry.get(name)
+        return await asyncio.to_thread(self.ctx.registry.get, name)  # may read the keyring
 
     def _make_agent(self, llm: LLM) -> ReActAgent:
         from desktop_app.core.agent.factory import make_agent

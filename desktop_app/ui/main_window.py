@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.errors import DesktopAppError
+from desktop_app.core.log_setup import configured_secrets
 from desktop_app.ui import theme
 from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.artifact_dock import ArtifactDock
@@ -189,6 +190,9 @@ class MainWindow(QMainWindow):
             # After the window is up: counting loads the tool descriptions (~0.1 s).
             self.spawn(self.refresh_gauge())
         self.spawn(self.refresh_speeds())
+        # The keys to scrub from error reports, read from the keyring here, off the Qt
+        # thread, so that showing an error never waits for a keyring (log_setup).
+        self.spawn(asyncio.to_thread(configured_secrets))
         self.documents.start_watching()  # rescan collections now, then every 30 s
 
     async def refresh_speeds(self) -> None:

@@ -215,13 +215,15 @@ class EndpointsEditor(ListEditor[EndpointModelConfig]):
                                         else "not needed for local servers")
 
     # --- talking to the server -------------------------------------------------------------------
-    def _client(self) -> Any:
+    async def _client(self) -> Any:
         from desktop_app.core.config.secrets import get_api_key
         from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
 
         self.commit()
         e = self.endpoints[self._row]
-        key = self.new_keys.get(self._row) or get_api_key(e.api_key_ref, e.api_key_env)
+        # The keyring may wait for an unlock prompt: not on the Qt thread.
+        key = self.new_keys.get(self._row) or await asyncio.to_thread(
+            get_api_key, e.api_key_ref, e.api_key_env)
         return OpenAICompatibleLLM(base_url=e.base_url, model=e.model or "-", api_key=key,
                                    name=e.name, timeout=15.0, max_retries=0)
 
@@ -231,7 +233,7 @@ class EndpointsEditor(ListEditor[EndpointModelConfig]):
             return []
         self.result.setText("Asking the server for its models…")
         try:
-            client = self._client()
+            client = await self._client()
             try:
                 models = await client.list_models()
             finally:
@@ -251,7 +253,7 @@ class EndpointsEditor(ListEditor[EndpointModelConfig]):
             return False
         self.result.setText("Testing…")
         try:
-            client = self._client()
+            client = await self._client()
             try:
                 message = await client.test_connection()
             finally:

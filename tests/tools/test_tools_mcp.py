@@ -225,6 +225,12 @@ async def test_streamable_http_server_on_loopback(http_server: str) -> None:
     async with McpManager([cfg]) as manager:
         [add] = [t for t in manager.tools() if t.name == "web__add"]
         assert (await add.run({"a": 5, "b": 6})).text == "11"
+    # Through the egress point: each request is in the privacy ledger, marked local.
+    from desktop_app.core import egress
+
+    rows = egress.ledger().entries()
+    assert rows and all(r.local and r.purpose == "MCP server web" for r in rows)
+    assert any('"a":5' in r.content.replace(" ", "") for r in rows)
 
 
 async def test_many_mcp_tools_trigger_tool_selection_and_keep_the_prompt_small() -> None:

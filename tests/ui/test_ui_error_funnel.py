@@ -84,3 +84,40 @@ def test_a_damaged_database_at_launch_is_a_message_and_exit_code_1(tmp_path: Pat
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT"))
     assert line.startswith("RESULT 1 ")
     assert "could not be opened" in line and "move it aside" in line
+
+
+@pytest.mark.anyio
+async def test_an_error_is_shown_without_reading_the_keyring_on_the_qt_thread(
+        qtbot: Any, app_home: Path, memory_keyring: Any) -> None:
+    """The report scrubs every API key; reading them may wait for a keyring's unlock
+    prompt, so the window reads them on a worker thread at start, never while showing an
+    error (issue 25)."""
+    import threading
+
+    from desktop_app.core.config.settings import EndpointModelConfig, Settings, save_settings
+
+    key = "sk-funnel-0123456789abcdef"
+    memory_keyring.store[("desktop-app", "endpoint:lab")] = key
+    save_settings(Settings(endpoints=[EndpointModelConfig(
+        name="lab", base_url="https://api.example.com/v1", model="m",
+        api_key_ref="endpoint:lab")]))
+    reads: list[threading.Thread] = []
+    original = memory_keyring.get_password
+
+    def recorded(service: str, username: str) -> str | None:
+        reads.append(threading.current_thread())
+        return original(service, username)
+
+    memory_keyring.get_password = recorded
+    window = await make_window(qtbot, ScriptedLLM([]))
+    await wait_for(lambda: bool(reads))  # warmed at start
+
+    async def broken() -> None:
+        raise ValueError(f"the server said: bad key {key}")
+
+    window.spawn(broken())
+    await wait_for(lambda: _errors(window))
+    [shown] = _errors(window)
+    report = Path(shown.split("Details for a bug report: ")[1].strip())
+    assert key not in shown and key not in report.read_text()
+    assert reads and all(thread is not threading.main_thread() for thread in reads)

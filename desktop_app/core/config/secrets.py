@@ -77,8 +77,28 @@ def env_var_for(ref: str) -> str:
     return "DESKTOP_APP_KEY_" + (re.sub(r"[^A-Za-z0-9]+", "_", ref).strip("_").upper() or "API")
 
 
+_generation = 0
+
+
+def generation() -> int:
+    """Changes whenever this process stores or deletes a key (caches of keys compare it)."""
+    return _generation
+
+
+def _changed() -> None:
+    global _generation
+    _generation += 1
+
+
 def set_api_key(ref: str, key: str) -> None:
     """Store ``key`` under ``ref`` in the OS keyring; never anywhere else."""
+    try:
+        _store_api_key(ref, key)
+    finally:
+        _changed()
+
+
+def _store_api_key(ref: str, key: str) -> None:
     if _writes_files(keyring.get_keyring()):
         raise KeyringUnavailableError(
             "The active keyring keeps keys in a plain file, so desktop-app will not store "
@@ -112,6 +132,13 @@ def get_api_key(ref: str | None, env: str | None = None) -> str | None:
 
 
 def delete_api_key(ref: str) -> None:
+    try:
+        _delete_api_key(ref)
+    finally:
+        _changed()
+
+
+def _delete_api_key(ref: str) -> None:
     try:
         keyring.delete_password(SERVICE, ref)
     except PasswordDeleteError:

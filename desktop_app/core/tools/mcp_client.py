@@ -96,6 +96,7 @@ class McpConnection:
         self._ready: asyncio.Future[Any] | None = None
         self._lock = asyncio.Lock()
         self._errlog: ScrubbedLog | None = None
+        self._http_client: Any = None  # an HTTP server's client, closed with the link
         self._log_offset = 0
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -131,7 +132,13 @@ class McpConnection:
 
         if self.config.transport == "http":
             assert self.config.url
-            return streamable_http_client(self.config.url)
+            import httpx2
+
+            # Through the egress point: loopback only (checked when configured), and each
+            # request is in the privacy ledger, marked local. The SDK's own timeouts.
+            self._http_client = egress.async_client(
+                f"MCP server {self.config.name}", timeout=httpx2.Timeout(30, read=300))
+            return streamable_http_client(self.config.url, http_client=self._http_client)
         argv = list(self.config.command)
         if not self.config.network or egress.is_offline():
             # No network unless the user allowed this server it (and never under the
@@ -172,6 +179,10 @@ class McpConnection:
                 ready.set_exception(exc)
             elif not isinstance(exc, asyncio.CancelledError):
                 log.info("MCP server %s closed: %s", self.name, exc)
+        finally:
+            http_client, self._http_client = self._http_client, None
+            if http_client is not None:
+                await http_client.aclose()
 
     async def connect(self) -> list[McpTool]:
         """Start (or restart) the server and list its tools. Raises ``ToolError`` on failure."""
