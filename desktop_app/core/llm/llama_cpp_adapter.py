@@ -30,7 +30,7 @@ import contextlib
 import re
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -80,7 +80,7 @@ if TYPE_CHECKING:  # llama.cpp is imported lazily: constructing a model must sta
 __all__ = ["GenerationStats", "LlamaCppLLM"]
 
 
-def _local_response_format(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
+def local_response_format(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
     """Normalise OpenAI ``json_object``/``json_schema`` formats to llama-cpp-python's form."""
     if not response_format:
         return None
@@ -92,6 +92,11 @@ def _local_response_format(response_format: dict[str, Any] | None) -> dict[str, 
         schema = (response_format.get("json_schema") or {}).get("schema")
         return {"type": "json_object", **({"schema": schema} if schema else {})}
     return None
+
+
+#: Sampling options of llama.cpp's chat completion that callers may set per request.
+SAMPLING_OPTIONS = frozenset({"stop", "seed", "top_p", "presence_penalty",
+                              "frequency_penalty", "response_format"})
 
 
 class LlamaCppLLM(LLM):
@@ -305,7 +310,7 @@ class LlamaCppLLM(LLM):
         if max_tokens is not None:
             request["max_tokens"] = max_tokens
         if self._constrained_json and "_grammar" not in request:
-            local_format = _local_response_format(response_format)
+            local_format = local_response_format(response_format)
             if local_format is not None:
                 request["response_format"] = local_format
         return request
@@ -319,14 +324,21 @@ class LlamaCppLLM(LLM):
         response_format: dict[str, Any] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        sampling: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[StreamChunk]:
         """Text deltas as llama.cpp produces them; the last chunk carries usage and, with
         ``tools`` on a model with a trained tool format, the tool calls.
 
+        ``sampling``: more of llama.cpp's options for this request (``SAMPLING_OPTIONS``:
+        stop strings, seed, top_p, penalties, a ``response_format`` in llama.cpp's form —
+        ``local_response_format`` — enforced by a grammar even for a model whose settings
+        do not constrain JSON), as an API client sends them.
         Cancelling the consuming task (or closing this iterator) stops generation.
         """
         request = self._request(messages, tools, tool_choice, response_format, temperature,
                                 max_tokens)
+        request.update({k: v for k, v in (sampling or {}).items()
+                        if k in SAMPLING_OPTIONS and v is not None})
         text_only = request.get("_grammar") == TEXT_ONLY_GRAMMAR
         if self.tool_style is None or text_only or "response_format" in request:
             # Nothing here can be a call. (A forced call's grammar output is parsed below.)
@@ -431,6 +443,7 @@ class LlamaCppLLM(LLM):
         response_format: dict[str, Any] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        sampling: Mapping[str, Any] | None = None,
     ) -> LLMResult:
         """The whole answer; built on the stream so it is cancellable in the same way."""
         parts: list[str] = []
@@ -440,7 +453,7 @@ class LlamaCppLLM(LLM):
         finish_reason: str | None = None
         stream = cast(AsyncGenerator[StreamChunk, None], self.stream_chat(
             messages, tools=tools, tool_choice=tool_choice, response_format=response_format,
-            temperature=temperature, max_tokens=max_tokens))
+            temperature=temperature, max_tokens=max_tokens, sampling=sampling))
         async with contextlib.aclosing(stream):
             async for chunk in stream:
                 parts.append(chunk.content)

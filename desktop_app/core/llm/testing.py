@@ -153,6 +153,7 @@ class _FakeBase(LLM):
                 await asyncio.sleep(self.delay)
             else:
                 await asyncio.sleep(0)
+            request.extra["delivered"] = start + self.chunk_size  # characters handed out
             yield StreamChunk(content=text[start:start + self.chunk_size])
         yield StreamChunk(usage=result.usage, finish_reason=result.finish_reason,
                           tool_calls=list(result.message.tool_calls))

@@ -1,0 +1,204 @@
+"""The endpoints: ``GET /v1/models``, ``POST /v1/chat/completions`` (streaming or not,
+tools, JSON output), ``POST /v1/embeddings`` and ``GET /health``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from desktop_app.core.api_server.agent_model import agent_completion
+from desktop_app.core.api_server.pool import AGENT_MODEL, ModelPool
+from desktop_app.core.api_server.protocol import (
+    ApiError,
+    ChatRequest,
+    chunk_body,
+    chunk_deltas,
+    completion_body,
+    new_id,
+    parse_chat_request,
+    sse,
+    to_messages,
+    tool_choice_of,
+)
+from desktop_app.core.errors import DesktopAppError, LLMError
+from desktop_app.core.llm.base import LLM
+from desktop_app.core.llm.types import ChatMessage, Usage
+
+ToolsFactory = Callable[[], Any]
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
+
+
+def build_app(pool: ModelPool, *, tools: ToolsFactory | None = None) -> Starlette:
+    """The routes over ``pool`` (the ASGI app inside ``middleware.Guard``)."""
+
+    async def models(_request: Request) -> Response:
+        now = int(time.time())
+        return JSONResponse({"object": "list", "data": [
+            {"id": name, "object": "model", "created": now, "owned_by": "desktop-app"}
+            for name in pool.served()]})
+
+    async def chat(request: Request) -> Response:
+        try:
+            parsed = parse_chat_request(await request.body())
+            name = pool.resolve(parsed.model)
+            if name == AGENT_MODEL:
+                if tools is None:
+                    raise ApiError(404, "The agent is not offered by this server.",
+                                   code="model_not_found", param="model")
+                return await agent_completion(pool, parsed, tools())
+            return await _chat(pool, name, parsed)
+        except ApiError as error:
+            return error_response(error)
+
+    async def embeddings(request: Request) -> Response:
+        try:
+            return await _embeddings(await request.body())
+        except ApiError as error:
+            return error_response(error)
+
+    async def health(_request: Request) -> Response:
+        return JSONResponse({"status": "ok", "serving": pool.in_flight})
+
+    async def not_found(request: Request, _exc: Exception) -> Response:
+        return error_response(ApiError(404, f"There is no endpoint {request.url.path}.",
+                                       code="not_found"))
+
+    async def failed(_request: Request, exc: Exception) -> Response:
+        # Never a traceback to a client: what failed, in the OpenAI format.
+        message = str(exc) if isinstance(exc, DesktopAppError) else type(exc).__name__
+        return error_response(ApiError(500, f"The server failed: {message}",
+                                       kind="server_error"))
+
+    return Starlette(routes=[
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/chat/completions", chat, methods=["POST"]),
+        Route("/v1/embeddings", embeddings, methods=["POST"]),
+        Route("/health", health, methods=["GET"]),
+    ], exception_handlers={404: not_found, 405: not_found, Exception: failed})
+
+
+def _call_options(llm: LLM, parsed: ChatRequest) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "tools": parsed.tools or None, "tool_choice": tool_choice_of(parsed.tool_choice),
+        "temperature": parsed.temperature, "max_tokens": parsed.token_limit}
+    sampling = {k: v for k, v in parsed.sampling().items() if v is not None}
+    if parsed.response_format and parsed.response_format.get("type") != "text":
+        from desktop_app.core.llm.llama_cpp_adapter import local_response_format
+
+        kind = parsed.response_format.get("type")
+        if kind not in ("json_object", "json_schema"):
+            raise ApiError(400, f"response_format type '{kind}' is not supported.",
+                           param="response_format")
+        sampling["response_format"] = local_response_format(parsed.response_format)
+        options["response_format"] = parsed.response_format
+    if _takes_sampling(llm):
+        options["sampling"] = sampling
+    return options
+
+
+def _takes_sampling(llm: LLM) -> bool:
+    import inspect
+
+    return "sampling" in inspect.signature(llm.stream_chat).parameters
+
+
+def _model_error(exc: LLMError) -> ApiError:
+    text = str(exc)
+    if "context" in text.lower():
+        return ApiError(400, text, code="context_length_exceeded", param="messages")
+    return ApiError(500, text, kind="server_error")
+
+
+async def _chat(pool: ModelPool, name: str, parsed: ChatRequest) -> Response:
+    messages = to_messages(parsed.messages)
+    llm = await pool.ready(name)
+    options = _call_options(llm, parsed)
+    queue = pool.queue(name)
+    request_id = new_id()
+    if not parsed.stream:
+        async with pool.serving(), queue.turn():
+            try:
+                result = await llm.chat(messages, **options)
+            except LLMError as exc:
+                raise _model_error(exc) from None
+        return JSONResponse(completion_body(request_id, name, result.message, result.usage,
+                                            result.finish_reason))
+    queue.check_room()  # said now, while a status code can still say it
+    include_usage = bool((parsed.stream_options or {}).get("include_usage", True))
+    return StreamingResponse(
+        _stream(pool, name, llm, messages, options, request_id, include_usage),
+        media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+async def _stream(pool: ModelPool, name: str, llm: LLM, messages: list[ChatMessage],
+                  options: dict[str, Any], request_id: str,
+                  include_usage: bool) -> AsyncIterator[bytes]:
+    """SSE chunks; a client that disconnects cancels this generator, and closing the
+    model's stream stops generation before its next token."""
+    async with pool.serving(), pool.queue(name).turn():
+        yield sse(chunk_body(request_id, name, delta={"role": "assistant", "content": ""}))
+        usage = Usage()
+        finish: str | None = None
+        calls = False
+        stream = llm.stream_chat(messages, **options)
+        try:
+            async with contextlib.aclosing(stream):  # type: ignore[type-var]
+                async for piece in stream:
+                    for delta in chunk_deltas(piece):
+                        calls = calls or "tool_calls" in delta
+                        yield sse(chunk_body(request_id, name, delta=delta))
+                    usage = piece.usage or usage
+                    finish = piece.finish_reason or finish
+        except LLMError as exc:
+            error = _model_error(exc)
+            yield sse({"error": error.body()["error"]})
+            return
+        reason = "tool_calls" if calls else ("length" if finish == "length" else "stop")
+        yield sse(chunk_body(request_id, name, finish_reason=reason))
+        if include_usage:
+            yield sse(chunk_body(request_id, name, usage=usage))
+        yield sse("[DONE]")
+
+
+async def _embeddings(raw: bytes) -> Response:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise ApiError(400, "The request body is not valid JSON.") from None
+    if not isinstance(data, dict) or "input" not in data:
+        raise ApiError(400, "'input' is required: a string or a list of strings.",
+                       param="input")
+    texts = data["input"]
+    if isinstance(texts, str):
+        texts = [texts]
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        raise ApiError(400, "'input' must be a string or a non-empty list of strings "
+                       "(token arrays are not supported).", param="input")
+    if len(texts) > 2048:
+        raise ApiError(400, "At most 2,048 inputs per request.", param="input")
+    from desktop_app.core.documents.embedder import MODEL_ID, shared_embedder
+
+    model = str(data.get("model") or MODEL_ID)
+    try:
+        embedder = await asyncio.to_thread(shared_embedder)
+    except RuntimeError as exc:
+        raise ApiError(503, str(exc), kind="server_error") from None
+    vectors = await asyncio.to_thread(embedder.embed, texts)
+    tokens = sum(await asyncio.to_thread(lambda: [embedder.count_tokens(t) for t in texts]))
+    return JSONResponse({"object": "list", "model": model, "data": [
+        {"object": "embedding", "index": i, "embedding": [float(x) for x in vector]}
+        for i, vector in enumerate(vectors)],
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
