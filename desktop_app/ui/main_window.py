@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.log_setup import configured_secrets
 from desktop_app.ui import theme
+from desktop_app.ui.api_switch import ApiServerControl, ApiSwitch
 from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.artifact_dock import ArtifactDock
 from desktop_app.ui.artifact_pane import ArtifactPane
@@ -114,6 +115,9 @@ class MainWindow(QMainWindow):
 
         self.offline_switch = OfflineSwitch(ctx, self.spawn)
         self.ledger_button = LedgerButton(self.spawn, self, ctx.store)
+        self.api_server = ApiServerControl(self)
+        self.api_switch = ApiSwitch(self.api_server, self.spawn, self)
+        self.statusBar().addPermanentWidget(self.api_switch)
         self.statusBar().addPermanentWidget(self.ledger_button)
         self.statusBar().addPermanentWidget(self.offline_switch)
         self.artifact_dock = ArtifactDock(self.splitter, self.sidebar, self.artifact_pane)
@@ -193,6 +197,8 @@ class MainWindow(QMainWindow):
         # The keys to scrub from error reports, read from the keyring here, off the Qt
         # thread, so that showing an error never waits for a keyring (log_setup).
         self.spawn(asyncio.to_thread(configured_secrets))
+        if self.ctx.settings.api_server.enabled:  # it was on when the app was last closed
+            self.spawn(self.api_server.start())
         self.documents.start_watching()  # rescan collections now, then every 30 s
 
     async def refresh_speeds(self) -> None:
@@ -524,5 +530,7 @@ class MainWindow(QMainWindow):
         save_state(geometry=bytes(self.saveGeometry().toBase64()).decode())
         self.controller.stop()
         self.documents.stop_watching()
+        if self.api_server.running:
+            asyncio.ensure_future(self.api_server.server.stop())  # the port is let go
         super().closeEvent(event)
         self.closed.emit()

@@ -23,7 +23,8 @@ from desktop_app.core.llm.registry import ModelRegistry
 
 #: The model name that runs the app's own agent (its tools, notes and documents).
 AGENT_MODEL = "desktop-app-agent"
-LOCAL_KINDS = ("bundled", "local")
+#: Models in this process: the bundled one, local GGUF files, models registered as objects.
+LOCAL_KINDS = ("bundled", "local", "custom")
 #: Seconds a client is told to wait while a model loads.
 RETRY_AFTER = 2
 

@@ -130,6 +130,15 @@ class PrivacySettings(BaseModel):
     offline: bool = False
 
 
+class ApiServerSettings(BaseModel):
+    """The local OpenAI-compatible API server of the window (``desktop-app serve`` takes
+    its own flags)."""
+
+    #: Started with the window (the status bar's switch remembers it).
+    enabled: bool = False
+    port: int = Field(default=8765, ge=1, le=65535)
+
+
 class Settings(BaseModel):
     """Everything the user can configure."""
 
@@ -147,6 +156,7 @@ class Settings(BaseModel):
     assistants: list[AssistantConfig] = Field(default_factory=list)
     ui: UiSettings = Field(default_factory=UiSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    api_server: ApiServerSettings = Field(default_factory=ApiServerSettings)
 
 
 def settings_path() -> Path:
