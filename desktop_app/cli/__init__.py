@@ -35,6 +35,19 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exit_cleanly_on_sigterm() -> None:
+    """``kill`` (SIGTERM) ends a command through its ``finally`` blocks, so the privacy
+    ledger's last rows (a request still streaming) are written before the process ends."""
+    import signal
+    import threading
+
+    def stop(_signal: int, _frame: object) -> None:
+        raise SystemExit(128 + signal.SIGTERM)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
+
+
 def _apply_offline_lock(flag: bool) -> None:
     """The lock is on for this process when asked with --offline or set in the settings."""
     from desktop_app.core import egress
@@ -62,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_app()
     from desktop_app.cli.terminal import SafeStream
+
+    _exit_cleanly_on_sigterm()
 
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)  # type: ignore[assignment]

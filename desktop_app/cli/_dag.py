@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from desktop_app.cli.common import make_confirmer
+from desktop_app.cli.common import make_confirmer, make_share_gate
 from desktop_app.core.agent.events import Event, Phase
 from desktop_app.core.config.settings import Settings
 from desktop_app.core.dag.events import (
@@ -80,6 +80,8 @@ async def run_dag_goal(args: argparse.Namespace, registry: ModelRegistry, settin
     agent_options: dict[str, Any] = {
         "use_native_tools": not args.json_mode,
         "confirm": make_confirmer(settings, assume_yes=args.yes),
+        # Every step's model on another computer asks before the user's files go to it.
+        "share": make_share_gate(assume_yes=args.yes),
         "tool_timeout": settings.tools.timeout_seconds,
     }
     if tools is None:

@@ -165,7 +165,7 @@ def build_agent(llm: LLM, settings: Settings, args: argparse.Namespace,
         options["temperature"] = args.temperature
     return make_agent(llm, tools, use_native_tools=not args.json_mode,
                       confirm=make_confirmer(settings, assume_yes=args.yes),
-                      share=make_share_gate(llm, assume_yes=args.yes), **options)
+                      share=make_share_gate(assume_yes=args.yes), **options)
 
 
 async def _run(args: argparse.Namespace, llm: LLM, settings: Settings,

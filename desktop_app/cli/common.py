@@ -55,17 +55,17 @@ def read_prompt(args: argparse.Namespace, what: str = "question") -> str:
     return text
 
 
-def make_share_gate(llm: Any, *, assume_yes: bool) -> Any:
-    """For a model on another computer: ask on the terminal before the user's files or
-    notes are sent to it (``--yes`` allows it); None for a model on this computer."""
-    from desktop_app.core.tools.sharing import ShareConsent, remote_destination, terminal_ask
+def make_share_gate(*, assume_yes: bool) -> Any:
+    """Before the user's files or notes go to a model on another computer: ask on the
+    terminal (once per host for this command); ``--yes`` allows it."""
+    from desktop_app.core.tools.sharing import ShareGates, terminal_ask
 
-    destination = remote_destination(llm)
-    if destination is None:
-        return None
     if assume_yes:
-        return ShareConsent(destination, terminal_ask(), decided=True)
-    return ShareConsent(destination, terminal_ask())
+        async def allow(_destination: str, _tool: str, _args: dict[str, Any]) -> bool:
+            return True
+
+        return ShareGates(allow)
+    return ShareGates(terminal_ask())
 
 
 def make_confirmer(settings: Settings, *, assume_yes: bool) -> Any:

@@ -161,6 +161,8 @@ def run_app(argv: Sequence[str] | None = None) -> int:
         window.spawn(start_tools(window))
         await closed.wait()
         await window.controller.wait_idle()
+        if window.api_server.running:
+            await window.api_server.stop()
         await window.ctx.aclose()
 
     try:
@@ -169,6 +171,9 @@ def run_app(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         loop.close()
+        from desktop_app.core import egress
+
+        egress.flush_all()  # the privacy ledger's last rows are written before we exit
     if startup_errors:
         error_funnel.show_startup_error(startup_errors[0])
         return 1

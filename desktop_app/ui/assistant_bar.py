@@ -161,10 +161,10 @@ class ChatAssistant:
         self.picker.manage_requested.connect(self.manage)
         window.controller.share_decided.connect(self._share_decided)
 
-    def _share_decided(self, conversation_id: str, allowed: bool) -> None:
+    def _share_decided(self, conversation_id: str, host: str, allowed: bool) -> None:
         """The chat's answer about sending local content, so a later options save keeps it."""
         if conversation_id == self.window.conversation_id:
-            self.options = self.options.model_copy(update={"share_local_content": allowed})
+            self.options = self.options.with_share_decision(host, allowed)
 
     def show_conversation(self, conversation: Any) -> None:
         self.picker.select(conversation.assistant)

@@ -530,7 +530,5 @@ class MainWindow(QMainWindow):
         save_state(geometry=bytes(self.saveGeometry().toBase64()).decode())
         self.controller.stop()
         self.documents.stop_watching()
-        if self.api_server.running:
-            asyncio.ensure_future(self.api_server.server.stop())  # the port is let go
         super().closeEvent(event)
         self.closed.emit()

@@ -75,7 +75,7 @@ class RunController(QObject):
     model_status = Signal(str)            # "" when idle
     model_progress = Signal(int, int)     # done, total (total 0: busy, no percentage)
     save_failed = Signal(str, str)        # conversation id, what went wrong
-    share_decided = Signal(str, bool)     # conversation id, may local content leave
+    share_decided = Signal(str, str, bool)  # conversation id, host, may local content go
 
     def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -241,7 +241,9 @@ class RunController(QObject):
                 tools = with_documents(tools, self.ctx.documents(), chat_options.documents)
             preset = agent_options(assistant, chat_options, llm)
             run.confirmer = Confirmer(emit, settings=self.ctx.settings)
-            share = self._share_gate(run, llm, chat_options.share_local_content)
+            share = self._share_gates(run, chat_options.share_decisions())
+            history = await self._shareable_history(run.conversation_id, messages, history,
+                                                    tools, llm, share)
             if run.mode == "dag":
                 from desktop_app.core.dag.runner import DagRunner
 
@@ -291,21 +293,44 @@ class RunController(QObject):
             self.run_finished.emit(run.conversation_id, run.done)
         await self._follow_up(run)
 
-    def _share_gate(self, run: ActiveRun, llm: LLM, decided: bool | None) -> Any:
-        """For a model on another computer: the chat's consent before the user's files or
-        notes go to it (asked once, kept with the conversation); None for a local model."""
-        from desktop_app.core.tools.sharing import ShareConsent, remote_destination
+    def _share_gates(self, run: ActiveRun, decided: dict[str, bool]) -> Any:
+        """The chat's consents before the user's files or notes go to a model on another
+        computer: asked once per host, kept with the conversation."""
+        from desktop_app.core.tools.sharing import ShareGates
 
-        destination = remote_destination(llm)
-        if destination is None:
-            return None
         confirmer = run.confirmer
         assert confirmer is not None
-        return ShareConsent(destination, confirmer.ask_share, decided=decided,
-                            on_decided=lambda allowed: self._remember_share(
-                                run.conversation_id, allowed))
+        return ShareGates(confirmer.ask_share, decided=decided,
+                          on_decided=lambda host, allowed: self._remember_share(
+                              run.conversation_id, host, allowed))
 
-    async def _remember_share(self, conversation_id: str, allowed: bool) -> None:
+    async def _shareable_history(self, conversation_id: str, messages: list[Any],
+                                 history: list[Any], tools: Any, llm: LLM,
+                                 share: Any) -> list[Any]:
+        """The earlier turns this run may send. A chat that goes on with a model on another
+        computer after answers that used the user's files or notes (on a local model, say)
+        would send those answers along: the user is asked as before a tool reads their
+        content; kept local, those answers stay out of what is sent."""
+        from desktop_app.core.store.history import to_chat_messages
+
+        gate = share.for_llm(llm)
+        if gate is None or gate.decision is True or not any(m.role == "assistant"
+                                                            for m in messages):
+            return history
+        private = {tool.name for tool in tools if tool.reads_private}
+        ids = {m.id for m in messages}
+        detail = await self.ctx.store.load_conversation(conversation_id)  # with the steps
+        quoting = [m for m in detail.messages if m.id in ids and m.role == "assistant"
+                   and any(step.tool in private for step in m.steps)]
+        if not quoting:
+            return history
+        label = "earlier answers in this chat (they used your files or notes)"
+        if await gate(label, {"answers": len(quoting)}):
+            return history
+        dropped = {m.id for m in quoting}
+        return list(to_chat_messages([m for m in messages if m.id not in dropped]))
+
+    async def _remember_share(self, conversation_id: str, host: str, allowed: bool) -> None:
         from desktop_app.core.assistants import ChatOptions
 
         store = self.ctx.store
@@ -314,10 +339,10 @@ class RunController(QObject):
             options = ChatOptions.model_validate(conversation.chat_options or {})
         except ValueError:
             options = ChatOptions()
-        options.share_local_content = allowed
+        options = options.with_share_decision(host, allowed)
         await store.set_assistant(conversation_id, conversation.assistant,
                                   options.model_dump(exclude_defaults=True))
-        self.share_decided.emit(conversation_id, allowed)
+        self.share_decided.emit(conversation_id, host, allowed)
 
     async def _follow_up(self, run: ActiveRun) -> None:
         """Interrupts the engine did not take (sent during the final answer) start the

@@ -136,3 +136,94 @@ def test_rows_carry_the_conversation_and_message_they_served(
     assert sorted((r.conversation_id, r.message_id) for r in _rows()) == [
         ("c1", "m1"), ("c2", "m2")]
     assert egress.human_bytes(999) == "999 B" and egress.human_bytes(3200) == "3.2 kB"
+
+
+def test_no_key_the_app_knows_and_no_url_password_reaches_the_ledger(
+        app_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an attack: only the destination's own key was removed; another endpoint's
+    key, the hub token and a password in a base URL were kept."""
+    from desktop_app.core.config.settings import EndpointModelConfig, Settings, save_settings
+
+    other_key = "sk-other-endpoint-0123456789"
+    hub_token = "hf_abcdefghijklmnopqrstuvwxyz0123"
+    monkeypatch.setenv("HF_TOKEN", hub_token)
+    set_api_key("endpoint:other", other_key)
+    save_settings(Settings(endpoints=[EndpointModelConfig(
+        name="other", base_url="https://other.example.com/v1", model="m",
+        api_key_ref="endpoint:other")]))
+    egress.ledger().record(egress.EgressRecord(
+        host="api.example.com", url="https://alice:s3cret-pass@api.example.com/v1/chat",
+        method="POST", purpose="chat completion", bytes_sent=10, bytes_received=0,
+        content=f"my keys: {other_key} and {hub_token}", local=False))
+    [row] = _rows()
+    assert other_key not in row.content and hub_token not in row.content
+    assert "s3cret-pass" not in row.url and row.url.startswith("https://alice:[removed]@")
+    raw = egress.ledger().path.read_bytes()
+    assert other_key.encode() not in raw and b"s3cret-pass" not in raw
+
+
+def test_a_request_is_in_the_ledger_as_it_leaves_even_if_its_answer_never_ends(
+        fake_server) -> None:  # noqa: F811
+    """Found by an attack: a row was written only when the answer was closed, so a request
+    whose stream was cut off by stopping the app was sent and never recorded."""
+    import httpx2
+
+    fake_server.add(Reply(sse=[chunk("a"), chunk("b"), chunk(finish_reason="stop")]))
+    with egress.client("chat completion") as client, client.stream(
+            "POST", f"{fake_server.base_url}/chat/completions",
+            json={"messages": [{"role": "user", "content": "cut me off"}]}) as response:
+        assert response.status_code == 200
+        [row] = _rows()  # written already, before the answer was read
+        assert row.bytes_sent == fake_server.bytes_in[0] and "cut me off" in row.content
+        assert row.error == "no complete answer recorded"
+        response.read()
+    [row] = _rows()
+    assert row.error is None and row.bytes_received == fake_server.bytes_out[0]
+    assert isinstance(client, httpx2.Client)
+
+
+def test_nothing_is_sent_while_the_ledger_cannot_be_written(
+        fake_server, app_home: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    """Found by an attack: with the ledger file unwritable, requests went out unrecorded."""
+    use_endpoint(app_home, fake_server.base_url)
+    book = egress.ledger()
+    book.path.parent.mkdir(parents=True, exist_ok=True)
+    book.path.mkdir()  # a folder where the file should be: every write fails
+    fake_server.add(Reply(sse=[chunk("first"), chunk(finish_reason="stop")]))
+    main(["chat", "first message"])  # sent: the failure shows only when it is written
+    book.flush()
+    capsys.readouterr()
+    fake_server.add(Reply(sse=[chunk("second"), chunk(finish_reason="stop")]))
+    assert main(["chat", "second message"]) != 0
+    err = capsys.readouterr().err
+    assert "privacy ledger" in err and "cannot be written" in err and "Nothing was sent" in err
+    assert len(fake_server.requests) == 1  # the second never left
+    book.path.rmdir()  # fixed: requests go (and are recorded) again
+    fake_server.add(Reply(sse=[chunk("third"), chunk(finish_reason="stop")]))
+    assert main(["chat", "third message"]) == 0
+    assert [row.content.count("third message") for row in _rows()] == [1]
+
+
+def test_a_command_stopped_mid_answer_leaves_its_request_in_the_ledger(
+        fake_server, app_home: Path) -> None:  # noqa: F811
+    """The attack's case end to end: `kill` during a streamed answer."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    use_endpoint(app_home, fake_server.base_url)
+    fake_server.add(Reply(sse=[chunk(f"word{i} ") for i in range(200)], event_delay=0.05))
+    process = subprocess.Popen(
+        [sys.executable, "-c", ("import sys; from desktop_app.cli import main; "
+                               "raise SystemExit(main(sys.argv[1:]))"),
+         "chat", "a long answer please"],
+        env={**os.environ, "DESKTOP_APP_HOME": str(app_home)},
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdout is not None
+    process.stdout.read(20)  # the answer is streaming
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(30) == 128 + signal.SIGTERM
+    time.sleep(0.1)
+    [row] = _rows()
+    assert "a long answer please" in row.content and row.bytes_sent == fake_server.bytes_in[0]

@@ -140,3 +140,37 @@ def test_a_comparison_never_sends_files_to_a_hosted_model(
     main(["compare", "--model", "scripted", "Is it safe to commit secrets.env to git?"])
     assert len(lan_server.requests) >= 3  # the model asked for the file and went on
     assert "hunter2" not in _sent(lan_server)
+
+
+def test_every_run_kind_keeps_files_from_a_host_nobody_was_asked_about() -> None:
+    """make_agent is the one door (DAG steps, the API server's agent, Compare, ask): a
+    model on another computer without a gate for its host gets nothing (found by an
+    attack: `ask --dag` read a file for a hosted model without asking)."""
+    import asyncio
+
+    from desktop_app.core.agent.factory import make_agent
+    from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
+    from desktop_app.core.tools.base import ToolRegistry
+    from desktop_app.core.tools.sharing import ShareGates
+
+    hosted_a = OpenAICompatibleLLM(base_url="https://a.example.com/v1", model="m")
+    hosted_b = OpenAICompatibleLLM(base_url="https://b.example.com/v1", model="m")
+    local = OpenAICompatibleLLM(base_url="http://127.0.0.1:1234/v1", model="m")
+    assert asyncio.run(make_agent(hosted_a, ToolRegistry()).share("read_file", {})) is False
+    assert make_agent(local, ToolRegistry()).share is None
+
+    asked: list[str] = []
+
+    async def yes(destination: str, _tool: str, _args: dict[str, Any]) -> bool:
+        asked.append(destination)
+        return True
+
+    gates = ShareGates(yes, decided={"b.example.com": False})
+    for_a = make_agent(hosted_a, ToolRegistry(), share=gates).share
+    assert asyncio.run(for_a("read_file", {})) and asked == ["a.example.com"]
+    # Allowing one provider allows no other: b was kept local earlier in this chat.
+    for_b = make_agent(hosted_b, ToolRegistry(), share=gates).share
+    assert asyncio.run(for_b("read_file", {})) is False and asked == ["a.example.com"]
+    # A consent given for a's host is not taken for b's.
+    assert asyncio.run(make_agent(hosted_b, ToolRegistry(), share=for_a).share(
+        "read_file", {})) is False

@@ -104,3 +104,15 @@ def test_local_is_decided_from_the_text_alone(host: str, local: bool) -> None:
     finally:
         _recording = False
     assert not [event for event, _ in _seen if event == "socket.getaddrinfo"]
+
+
+def test_a_name_under_localhost_is_not_taken_for_this_computer(
+        app_home: Path, network_log: list[tuple[str, str]],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by an attack: 'user-secret-leak.localhost' counted as this computer, and the
+    resolver sent the name to a DNS server."""
+    assert not egress.is_local_host("user-secret-leak.localhost")
+    use_endpoint(app_home, "http://user-secret-leak.localhost:8080/v1")
+    assert main(["--offline", "ask", "hello"]) != 0
+    assert "offline lock is on" in capsys.readouterr().err
+    assert not [entry for entry in network_log if "secret" in entry[1]]

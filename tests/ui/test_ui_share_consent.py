@@ -74,7 +74,7 @@ def test_keep_local_is_asked_once_and_remembered(qtbot, loop, lan_server, tmp_pa
     question, first, asked_again, options = loop.run_until_complete(scenario())
     assert lan_server.host in question and "secrets.env" in question
     assert first >= 2 and not asked_again
-    assert options.get("share_local_content") is False
+    assert options.get("content_kept_from") == [lan_server.host]
     sent = json.dumps([r.json for r in lan_server.requests])
     assert PASSWORD not in sent and "nothing was sent" in sent
 
@@ -105,3 +105,37 @@ def _few_tools(settings: Settings):
 
     return ToolRegistry([t for t in default_tools(settings)
                          if t.name in ("read_file", "calculator", "list_files")])
+
+
+def test_going_on_with_a_hosted_model_does_not_send_earlier_answers_unasked(
+        qtbot, loop, lan_server, tmp_path) -> None:  # noqa: F811
+    """Found by an attack: a chat answered on a local model (quoting a file) and continued
+    on a hosted one sent the quoted file along with the history."""
+    from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
+
+    local = ScriptedLLM([tool_call_reply(("read_file", {"path": "secrets.env"})),
+                         f"The file says db_password={PASSWORD}.",
+                         f"The file says db_password={PASSWORD}."],
+                        model_id="local-model", tool_call=True)
+    hosted = OpenAICompatibleLLM(base_url=lan_server.base_url, model="hosted")
+
+    async def scenario():
+        window = await make_window(qtbot, local, hosted, settings=_settings(tmp_path),
+                                   tools_factory=_few_tools)
+        window.picker.select("local-model")
+        await window.send("What is in secrets.env?")
+        await window.controller.wait_idle()
+        window.picker.select("hosted")
+        window._model_changed("hosted")
+        lan_server.add(Reply(sse=[chunk("Noted.", finish_reason="stop")]))
+        sending = window.spawn(window.send("Thanks. Anything else?"))
+        question = await _answer_share(qtbot, window, "keep")
+        await sending
+        await window.controller.wait_idle()
+        return question
+
+    question = loop.run_until_complete(scenario())
+    assert "earlier answers" in question
+    sent = json.dumps([r.json for r in lan_server.requests])
+    assert lan_server.requests and PASSWORD not in sent
+    assert "Anything else?" in sent

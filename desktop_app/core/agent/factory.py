@@ -84,8 +84,12 @@ def make_agent(llm: LLM, tools: ToolRegistry, *, confirm: Confirmer | None = Non
                **options: Any) -> ReActAgent:
     """A ``ReActAgent`` for ``llm`` with the app's defaults; ``options`` override them."""
     from desktop_app.core.context import ContextGuard
+    from desktop_app.core.tools.sharing import gate_for
 
     options.setdefault("context_guard", ContextGuard(llm))
+    # A model on another computer never gets the user's files or notes unasked: the gate
+    # given for its host, or none at all (kept local) — every run kind, DAG steps included.
+    options["share"] = gate_for(llm, options.get("share"))
     options.setdefault("tool_timeout", DEFAULT_TOOL_TIMEOUT)
     options.setdefault("after_tools", answer_after_tools(llm))
     options.setdefault("synthesis", SYNTHESIS_LOCAL if llm.reuses_prompt_prefix else "separate")

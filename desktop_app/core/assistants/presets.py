@@ -22,9 +22,21 @@ class ChatOptions(BaseModel):
     context_size: int | None = Field(default=None, ge=512)
     #: Document collections attached to the chat: searched for each question.
     documents: list[str] = Field(default_factory=list)
-    #: May the user's files and notes go to this chat's model when it runs on another
-    #: computer (asked the first time it would happen; None: not asked yet).
-    share_local_content: bool | None = None
+    #: Hosts of models on other computers that may receive the user's files and notes in
+    #: this chat, and hosts they are kept from (asked the first time, per host).
+    content_allowed_to: list[str] = Field(default_factory=list)
+    content_kept_from: list[str] = Field(default_factory=list)
+
+    def share_decisions(self) -> dict[str, bool]:
+        return {**{host: False for host in self.content_kept_from},
+                **{host: True for host in self.content_allowed_to}}
+
+    def with_share_decision(self, host: str, allowed: bool) -> ChatOptions:
+        allowed_to = [h for h in self.content_allowed_to if h != host]
+        kept_from = [h for h in self.content_kept_from if h != host]
+        (allowed_to if allowed else kept_from).append(host)
+        return self.model_copy(update={"content_allowed_to": allowed_to,
+                                       "content_kept_from": kept_from})
 
 
 def builtin_assistants(path: Path | None = None) -> list[AssistantConfig]:

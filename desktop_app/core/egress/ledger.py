@@ -13,9 +13,11 @@ The file lives in the data folder (``privacy-ledger.db``); ``clear()`` empties i
 
 from __future__ import annotations
 
+import logging
 import queue
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import DesktopAppError
+
+log = logging.getLogger(__name__)
 
 FILE_NAME = "privacy-ledger.db"
 #: Content kept per request; a longer body is kept up to here and says how much was cut.
@@ -43,14 +47,19 @@ CREATE TABLE IF NOT EXISTS requests (
     status INTEGER,
     local INTEGER NOT NULL,
     content TEXT NOT NULL,
-    error TEXT
+    error TEXT,
+    trip TEXT
 );
 CREATE INDEX IF NOT EXISTS requests_time ON requests(time);
 CREATE INDEX IF NOT EXISTS requests_message ON requests(message_id);
 CREATE INDEX IF NOT EXISTS requests_conversation ON requests(conversation_id);
+CREATE INDEX IF NOT EXISTS requests_trip ON requests(trip);
 """
 _COLUMNS = ("time", "host", "url", "method", "purpose", "conversation_id", "message_id",
-            "bytes_sent", "bytes_received", "status", "local", "content", "error")
+            "bytes_sent", "bytes_received", "status", "local", "content", "error", "trip")
+#: A request recorded when it left, whose answer never came to an end (the app was stopped
+#: while it streamed, say): what was sent is known, what came back is not.
+UNFINISHED = "no complete answer recorded"
 
 
 def now() -> str:
@@ -75,9 +84,19 @@ class EgressRecord:
     error: str | None = None
     time: str = field(default_factory=now)
     id: int | None = None
+    #: Joins the row written when the request left to the answer's counts (``finish``).
+    trip: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Finish:
+    trip: str
+    bytes_received: int
+    status: int | None
+    error: str | None
 
 
 class LedgerError(DesktopAppError):
@@ -89,7 +108,9 @@ class Ledger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._pending: queue.Queue[EgressRecord | None] = queue.Queue()
+        self._pending: queue.Queue[EgressRecord | _Finish | None] = queue.Queue()
+        #: Why the last write failed (None: the ledger is being written).
+        self.broken: str | None = None
         self._writer: threading.Thread | None = None
         self._start_lock = threading.Lock()
 
@@ -102,6 +123,34 @@ class Ledger:
                              + f"\n[… {cut:,} more characters were sent; not kept here]")
         self._ensure_writer()
         self._pending.put(entry)
+
+    def begin(self, entry: EgressRecord) -> str:
+        """Record a request as it leaves (so it is in the ledger even if its answer never
+        ends); ``finish`` adds the answer's counts. Returns the request's token."""
+        entry.trip = entry.trip or uuid.uuid4().hex
+        entry.error = entry.error or UNFINISHED
+        self.record(entry)
+        return entry.trip
+
+    def finish(self, trip: str, *, bytes_received: int, status: int | None,
+               error: str | None = None) -> None:
+        self._ensure_writer()
+        self._pending.put(_Finish(trip, bytes_received, status, error))
+
+    def check(self) -> None:
+        """Raise ``LedgerError`` when the ledger cannot be written: then nothing may be
+        sent (a request must never leave unrecorded)."""
+        if self.broken is None:
+            return
+        try:  # it may have been fixed (disk space freed, file moved aside)
+            self._connect().close()
+        except (sqlite3.Error, OSError):
+            raise LedgerError(
+                f"Nothing was sent: the privacy ledger {self.path} cannot be written "
+                f"({self.broken}), and no request leaves this computer unrecorded.",
+                hint="Free disk space, or move the ledger file aside (a new one is "
+                     "started).") from None
+        self.broken = None
 
     def flush(self) -> None:
         """Wait until every recorded entry is in the file."""
@@ -121,19 +170,39 @@ class Ledger:
             try:
                 if entry is None:
                     return
-                self._insert([entry])
-            except (sqlite3.Error, OSError):
-                # A ledger that cannot be written must not stop the request it describes;
-                # readers see the file as it is and ``entries`` reports a damaged one.
-                pass
+                if isinstance(entry, _Finish):
+                    self._update(entry)
+                else:
+                    self._insert([_scrubbed(entry)])
+            except (sqlite3.Error, OSError) as exc:
+                # The request was already on its way; the next one is refused (``check``).
+                self.broken = str(exc) or type(exc).__name__
+                log.warning("The privacy ledger %s cannot be written: %s", self.path, exc)
             finally:
                 self._pending.task_done()
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=10)
-        connection.executescript(_SCHEMA)
+        try:
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(requests)")}
+            if columns and "trip" not in columns:  # a ledger from before answers were joined
+                connection.execute("ALTER TABLE requests ADD COLUMN trip TEXT")
+            connection.executescript(_SCHEMA)
+        except sqlite3.Error:
+            connection.close()
+            raise
         return connection
+
+    def _update(self, done: _Finish) -> None:
+        connection = self._connect()
+        try:
+            with connection:
+                connection.execute(
+                    "UPDATE requests SET bytes_received = ?, status = ?, error = ? "
+                    "WHERE trip = ?", (done.bytes_received, done.status, done.error, done.trip))
+        finally:
+            connection.close()
 
     def _insert(self, entries: Iterable[EgressRecord]) -> None:
         connection = self._connect()
@@ -194,6 +263,44 @@ class Ledger:
         finally:
             connection.close()
         return int(count)
+
+
+def known_keys() -> list[str]:
+    """Every key the app knows: the endpoints' (keyring or environment) and the hub's
+    token. Read on the ledger's thread (the keyring may wait for an unlock prompt)."""
+    from desktop_app.core.log_setup import configured_secrets
+
+    keys = list(configured_secrets())
+    try:
+        from huggingface_hub import get_token
+
+        token = get_token()
+    except Exception:  # noqa: BLE001 - no hub token is the common case
+        token = None
+    if token:
+        keys.append(token)
+    return [key for key in keys if len(key) >= 8]
+
+
+def _without_password(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:[removed]@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _scrubbed(entry: EgressRecord) -> EgressRecord:
+    """``entry`` without any key the app knows, and without passwords in URLs."""
+    keys = known_keys()
+    for key in keys:
+        entry.content = entry.content.replace(key, "[key removed]")
+        entry.url = entry.url.replace(key, "[key removed]")
+    entry.url = _without_password(entry.url)
+    return entry
 
 
 def _record_of(row: tuple[Any, ...]) -> EgressRecord:

@@ -42,7 +42,9 @@ def is_offline() -> bool:
 def is_local_host(host: str) -> bool:
     """``host`` is this computer, decided from its text alone (no DNS lookup)."""
     name = host.strip().strip("[]").rstrip(".").lower()
-    if name == "localhost" or name.endswith(".localhost"):
+    if name == "localhost":
+        # Only the name itself: "x.localhost" should be loopback (RFC 6761), but resolvers
+        # may forward it to a DNS server, so under the lock it would leak its words.
         return True
     try:
         return ipaddress.ip_address(name).is_loopback
@@ -55,11 +57,13 @@ def is_local_url(url: str) -> bool:
 
 
 def guard(url: str, purpose: str) -> None:
-    """Raise ``OfflineBlockedError`` when the lock is on and ``url`` leaves the computer."""
-    if not _offline:
-        return
+    """Raise ``OfflineBlockedError`` when the lock is on and ``url`` leaves the computer,
+    and ``LedgerError`` when the privacy ledger cannot record the request."""
     host = urlsplit(url).hostname or url
-    if is_local_host(host):
+    if not _offline or is_local_host(host):
+        from desktop_app.core.egress.ledger import ledger
+
+        ledger().check()
         return
     raise OfflineBlockedError(
         f"The offline lock is on, so the {purpose} to {host} was not sent (nothing left "

@@ -34,6 +34,7 @@ class _Trip:
         self.serving: Serving = current_serving()  # the caller's, not the reader's
         self.received = 0
         self.recorded = False
+        self.token = ""
 
     def content(self) -> str:
         text = self.body.decode("utf-8", errors="replace") if self.body else (
@@ -42,19 +43,25 @@ class _Trip:
             text = text.replace(secret, _KEY_REMOVED)
         return text
 
+    def begin(self) -> None:
+        """Checks the ledger can be written (else nothing is sent) and records the request
+        as it leaves: it is in the ledger even if its answer never ends."""
+        book = ledger()
+        book.check()
+        url = self.url
+        for secret in self.secrets:
+            url = url.replace(secret, _KEY_REMOVED)
+        self.token = book.begin(EgressRecord(
+            host=self.host, url=url, method=self.method, purpose=self.purpose,
+            bytes_sent=len(self.body), bytes_received=0, content=self.content(),
+            local=lock.is_local_host(self.host), conversation_id=self.serving.conversation_id,
+            message_id=self.serving.message_id))
+
     def finish(self, status: int | None, error: str | None = None) -> None:
         if self.recorded:
             return
         self.recorded = True
-        url = self.url
-        for secret in self.secrets:
-            url = url.replace(secret, _KEY_REMOVED)
-        ledger().record(EgressRecord(
-            host=self.host, url=url, method=self.method, purpose=self.purpose,
-            bytes_sent=len(self.body), bytes_received=self.received, content=self.content(),
-            local=lock.is_local_host(self.host), status=status,
-            conversation_id=self.serving.conversation_id,
-            message_id=self.serving.message_id, error=error))
+        ledger().finish(self.token, bytes_received=self.received, status=status, error=error)
 
 
 class _CountedAsyncStream(httpx2.AsyncByteStream):
@@ -99,6 +106,7 @@ class RecordingAsyncTransport(httpx2.AsyncBaseTransport):
         purpose = current_purpose(self._purpose)
         lock.guard(str(request.url), purpose)
         trip = _Trip(request, await request.aread(), purpose, self._secrets)
+        trip.begin()
         try:
             response = await self._inner.handle_async_request(request)
         except BaseException as exc:
@@ -121,6 +129,7 @@ class RecordingTransport(httpx2.BaseTransport):
         purpose = current_purpose(self._purpose)
         lock.guard(str(request.url), purpose)
         trip = _Trip(request, request.read(), purpose, self._secrets)
+        trip.begin()
         try:
             response = self._inner.handle_request(request)
         except BaseException as exc:

@@ -91,6 +91,10 @@ def convert_result(result: Any, tool_name: str) -> ToolResult:
 class McpTool(Tool):
     """A tool served by an MCP server, called through its ``McpConnection``."""
 
+    #: An MCP server is a program on this computer with the user's files at hand: what it
+    #: returns may be their content (a model elsewhere gets it only with consent).
+    reads_private = True
+
     def __init__(self, connection: ToolCaller, remote: Any) -> None:
         self.connection = connection
         self.remote_name: str = remote.name

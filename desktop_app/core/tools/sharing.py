@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TextIO
 
 from desktop_app.core.tools.confirmation import describe_call, share_question
@@ -111,9 +111,48 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+class ShareGates:
+    """The consents of one conversation (or one command), one per host its models send to:
+    allowing one provider allows no other."""
+
+    def __init__(self, ask: AskFn, *, decided: Mapping[str, bool] | None = None,
+                 on_decided: Callable[[str, bool], object] | None = None) -> None:
+        self._ask = ask
+        self._decided = dict(decided or {})
+        self._on_decided = on_decided
+        self._gates: dict[str, ShareConsent] = {}
+
+    def for_llm(self, llm: object) -> ShareConsent | None:
+        destination = remote_destination(llm)
+        if destination is None:
+            return None
+        if destination not in self._gates:
+            def remember(allowed: bool, host: str = destination) -> object:
+                return None if self._on_decided is None else self._on_decided(host, allowed)
+
+            self._gates[destination] = ShareConsent(
+                destination, self._ask, decided=self._decided.get(destination),
+                on_decided=remember)
+        return self._gates[destination]
+
+
+def gate_for(llm: object, share: object) -> Any:
+    """The consent a run of ``llm`` asks before a tool reads the user's content: None for a
+    model on this computer; the one ``share`` holds for its host; and where nobody was
+    asked about that host (no gate given, or one for another host), kept local."""
+    destination = remote_destination(llm)
+    if destination is None:
+        return None
+    if isinstance(share, ShareGates):
+        return share.for_llm(llm)
+    if isinstance(share, ShareConsent):
+        return share if share.destination == destination else kept_local_for(llm)
+    return share if share is not None else kept_local_for(llm)
+
+
 def kept_local_for(llm: object) -> ShareConsent | None:
-    """For runs nobody answers questions in (a comparison): a model on another computer
-    gets none of the user's files or notes; None for a model on this computer."""
+    """For runs nobody answers questions in: a model on another computer gets none of the
+    user's files or notes; None for a model on this computer."""
     destination = remote_destination(llm)
     if destination is None:
         return None

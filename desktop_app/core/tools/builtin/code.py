@@ -85,6 +85,7 @@ class PythonCodeTool(Tool):
     name = "run_python"
     description = "Run Python code in a sandbox (workspace folder only, no network)"
     read_only = False
+    reads_private = True  # the program sees the workspace and may print any file of it
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
