@@ -150,31 +150,49 @@ def test_the_llm_cli_talks_to_the_server_as_its_users_set_it_up(
 
 def test_the_serve_command_starts_answers_and_refuses_without_its_key(
         bundled_model_path: Path, tmp_path: Path) -> None:
-    import socket
+    import re
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     home = tmp_path / "home"
     env = {**os.environ, "DESKTOP_APP_HOME": str(home), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "-c", ("import sys; from desktop_app.cli import main; "
-                                "raise SystemExit(main(sys.argv[1:]))"), "serve", "--port", str(port),
-         "--api-key", "cli-key", "--no-agent"],
+                                "raise SystemExit(main(sys.argv[1:]))"),
+         "serve", "--port", "0", "--api-key", "cli-key", "--no-agent"],
         env=env, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    seen: list[str] = []
     try:
-        line = process.stderr.readline()
-        deadline = time.monotonic() + 60
-        while "Serving" not in line and time.monotonic() < deadline and line:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
             line = process.stderr.readline()
-        assert f"http://127.0.0.1:{port}/v1" in line, line
-        base = f"http://127.0.0.1:{port}/v1"
-        assert httpx.get(f"{base}/models").status_code == 401
-        models = httpx.get(f"{base}/models", headers={"Authorization": "Bearer cli-key"}).json()
+            if not line:
+                break
+            seen.append(line)
+            if "Serving" in line:
+                break
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/v1", "".join(seen))
+        assert found, seen
+        base = found.group(0)
+        assert httpx.get(f"{base}/models", timeout=30).status_code == 401
+        models = httpx.get(f"{base}/models", timeout=30,
+                           headers={"Authorization": "Bearer cli-key"}).json()
         [name] = [m["id"] for m in models["data"]]
-        answer = openai.OpenAI(base_url=base, api_key="cli-key", max_retries=8).chat.completions.create(
+        client = openai.OpenAI(base_url=base, api_key="cli-key", max_retries=10, timeout=120)
+        answer = client.chat.completions.create(
             model=name, messages=[{"role": "user", "content": "Say OK."}], max_tokens=8)
         assert answer.choices[0].message.content.strip()
     finally:
         process.terminate()
         process.wait(30)
+
+
+def test_a_prompt_over_the_context_is_a_400_streaming_or_not(served: ThreadedServer) -> None:
+    long = "word " * 6000  # the shared model holds 4,096 tokens
+    for stream in (False, True):
+        reply = httpx.post(f"{served.base_url}/chat/completions", timeout=120,
+                           headers={"Authorization": f"Bearer {KEY}"}, json={
+                               "model": MODEL, "stream": stream,
+                               "messages": [{"role": "user", "content": long}]})
+        assert reply.status_code == 400, reply.text
+        error = reply.json()["error"]
+        assert error["code"] == "context_length_exceeded" and "4,096" in error["message"]

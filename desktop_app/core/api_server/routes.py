@@ -29,7 +29,7 @@ from desktop_app.core.api_server.protocol import (
     to_messages,
     tool_choice_of,
 )
-from desktop_app.core.errors import DesktopAppError, LLMError
+from desktop_app.core.errors import ContextOverflowError, DesktopAppError, LLMError
 from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.types import ChatMessage, Usage
 
@@ -115,16 +115,37 @@ def _takes_sampling(llm: LLM) -> bool:
 
 
 def _model_error(exc: LLMError) -> ApiError:
-    text = str(exc)
-    if "context" in text.lower():
-        return ApiError(400, text, code="context_length_exceeded", param="messages")
-    return ApiError(500, text, kind="server_error")
+    if isinstance(exc, ContextOverflowError):
+        return _too_long(str(exc))
+    return ApiError(500, str(exc), kind="server_error")
+
+
+def _too_long(message: str) -> ApiError:
+    return ApiError(400, message, code="context_length_exceeded", param="messages")
+
+
+async def _check_fits(llm: LLM, messages: list[ChatMessage], options: dict[str, Any]) -> None:
+    """400 before anything is generated (and before a stream's 200 is sent) when the prompt
+    and the answer's room exceed the model's context."""
+    from desktop_app.core.context.tokens import TokenCounter, count_tools
+
+    def count() -> int:
+        counter = TokenCounter(llm)
+        return counter.count_messages(messages) + count_tools(options.get("tools"), counter)
+
+    prompt = await asyncio.to_thread(count)
+    room = options.get("max_tokens") or 1
+    if prompt + room > llm.context_size:
+        raise _too_long(f"The messages are about {prompt:,} tokens"
+                        + (f" and max_tokens asks {room:,} more" if room > 1 else "")
+                        + f"; this model's context holds {llm.context_size:,}.")
 
 
 async def _chat(pool: ModelPool, name: str, parsed: ChatRequest) -> Response:
     messages = to_messages(parsed.messages)
     llm = await pool.ready(name)
     options = _call_options(llm, parsed)
+    await _check_fits(llm, messages, options)
     queue = pool.queue(name)
     request_id = new_id()
     if not parsed.stream:
