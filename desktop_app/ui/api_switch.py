@@ -12,12 +12,15 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -63,7 +66,8 @@ class ApiServerControl:
         ctx = self.window.ctx
         key, _made = await asyncio.to_thread(server_key)
         server = ApiServer(ctx.registry, ServerOptions(port=ctx.settings.api_server.port,
-                                                       api_key=key),
+                                                       api_key=key,
+                                                       hosted=ctx.settings.api_server.hosted),
                            loader=self.window.controller.ensure_llm, tools=ctx.tools)
         await server.start()
         server.pool.on_change = lambda _count: self._changed()
@@ -76,6 +80,25 @@ class ApiServerControl:
         if server is not None:
             await server.stop()
         self._remember(False)
+        self._changed()
+
+    def hosted_choices(self) -> list[tuple[str, bool]]:
+        """The app's hosted endpoints and whether each is served."""
+        chosen = set(self.window.ctx.settings.api_server.hosted)
+        return [(entry.name, entry.name in chosen)
+                for entry in self.window.ctx.registry.entries() if entry.kind == "endpoint"]
+
+    def set_hosted(self, names: list[str]) -> None:
+        ctx = self.window.ctx
+        ctx.settings.api_server.hosted = list(names)
+        if self.server is not None:
+            self.server.pool.set_hosted(names)
+        if getattr(ctx, "persist_settings", False):
+            def change(stored: Any) -> bool:
+                stored.api_server.hosted = list(names)
+                return True
+
+            self.window.spawn(asyncio.to_thread(update_saved_settings, change))
         self._changed()
 
     def status(self) -> str:
@@ -155,9 +178,18 @@ class ApiServerDialog(QDialog):
             self.control.key or ""))
         self.example = QPlainTextEdit(self)
         self.example.setReadOnly(True)
+        self.hosted = QListWidget(self)
+        self.hosted.setMaximumHeight(90)
+        for name, chosen in control.hosted_choices():
+            item = QListWidgetItem(name, self.hosted)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if chosen else Qt.CheckState.Unchecked)
+        self.hosted.itemChanged.connect(lambda _item: control.set_hosted([
+            self.hosted.item(i).text() for i in range(self.hosted.count())
+            if self.hosted.item(i).checkState() == Qt.CheckState.Checked]))
         self.copy_example = QPushButton("Copy example", self)
         self.copy_example.clicked.connect(lambda: QGuiApplication.clipboard().setText(
-            self.example.toPlainText()))
+            self._example(self.control.key or "KEY")))
         key_row = QHBoxLayout()
         key_row.addWidget(self.key, 1)
         key_row.addWidget(self.show_key)
@@ -169,6 +201,10 @@ class ApiServerDialog(QDialog):
         layout.addWidget(self.address)
         layout.addWidget(QLabel("API key (kept in your keyring)", self))
         layout.addLayout(key_row)
+        if self.hosted.count():
+            layout.addWidget(QLabel("Also serve these hosted models (their providers see "
+                                    "those requests; each is in the privacy ledger)", self))
+            layout.addWidget(self.hosted)
         layout.addWidget(QLabel("Try it", self))
         layout.addWidget(self.example, 1)
         layout.addWidget(self.copy_example)
@@ -195,20 +231,34 @@ class ApiServerDialog(QDialog):
             self.key.clear()
             self.example.clear()
             return
-        models = [n for n in server.pool.served() if n != "desktop-app-agent"]
+        serving = server.serving
         self.state.setText(
             f"On, listening on 127.0.0.1:{server.port} (this computer only). Models: "
-            f"{', '.join(server.pool.served())}. {self.control.status()}.")
+            f"{', '.join(server.pool.served())}."
+            + (f" Serving {serving} request{'s' if serving != 1 else ''} now." if serving
+               else ""))
         self.address.setText(server.base_url)
         self.key.setText(self.control.key or "")
-        self.example.setPlainText(example(server.base_url, self.control.key or "KEY",
-                                          models[0] if models else "desktop-app-agent"))
+        self._show_example()
+
+    def _example(self, key: str) -> str:
+        server = self.control.server
+        if server is None:
+            return ""
+        models = [n for n in server.pool.served() if n != "desktop-app-agent"]
+        return example(server.base_url, key, models[0] if models else "desktop-app-agent")
+
+    def _show_example(self) -> None:
+        # The key shows in the example only while it is shown above; a copy always has it.
+        shown = self.key.echoMode() == QLineEdit.EchoMode.Normal
+        self.example.setPlainText(self._example(self.control.key or "" if shown else "KEY"))
 
     def _reveal(self) -> None:
         shown = self.key.echoMode() == QLineEdit.EchoMode.Normal
         self.key.setEchoMode(QLineEdit.EchoMode.Password if shown
                              else QLineEdit.EchoMode.Normal)
         self.show_key.setText("Show" if shown else "Hide")
+        self._show_example()
 
     def _toggle(self) -> None:
         self.toggle.setEnabled(False)

@@ -33,7 +33,13 @@ def test_the_switch_serves_the_window_s_models_to_other_programs(qtbot, loop,
         base, key = dialog.address.text(), dialog.key.text()
         assert base.startswith("http://127.0.0.1:") and key.startswith("dak-")
         assert memory_keyring.store[("desktop-app", "api-server")] == key  # only there
-        assert key in dialog.example.toPlainText() and base in dialog.example.toPlainText()
+        assert key not in dialog.example.toPlainText() and base in dialog.example.toPlainText()
+        dialog.show_key.click()  # shown on request, in the field and the example
+        assert key in dialog.example.toPlainText()
+        dialog.copy_example.click()
+        from PySide6.QtGui import QGuiApplication
+
+        assert key in QGuiApplication.clipboard().text()
         statuses: list[str] = []
         answers: list[str] = []
 
@@ -59,3 +65,30 @@ def test_the_switch_serves_the_window_s_models_to_other_programs(qtbot, loop,
     assert statuses and after == "API: off"
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{base}/models", timeout=5)  # stopped: the port is closed
+
+
+def test_hosted_models_are_served_only_once_ticked(qtbot, loop, memory_keyring) -> None:
+    from PySide6.QtCore import Qt
+
+    from desktop_app.core.config.settings import EndpointModelConfig, Settings
+    from desktop_app.core.llm.factory import build_registry
+
+    settings = Settings(endpoints=[EndpointModelConfig(
+        name="cloud", base_url="https://api.example.com/v1", model="m")])
+
+    async def scenario():
+        window = await make_window(qtbot, settings=settings)
+        window.ctx.registry = build_registry(settings)
+        window.ctx.settings.api_server.port = 0
+        dialog = window.api_switch.open()
+        dialog.toggle.click()
+        await wait_for(lambda: window.api_server.running, timeout=20)
+        before = window.api_server.server.pool.served()
+        [item] = [dialog.hosted.item(i) for i in range(dialog.hosted.count())]
+        item.setCheckState(Qt.CheckState.Checked)
+        after = window.api_server.server.pool.served()
+        await window.api_server.stop()
+        return before, after, window.ctx.settings.api_server.hosted
+
+    before, after, remembered = loop.run_until_complete(scenario())
+    assert "cloud" not in before and "cloud" in after and remembered == ["cloud"]

@@ -89,6 +89,10 @@ class ModelPool:
         self.in_flight = 0
         self.on_change: Callable[[int], Any] | None = None
 
+    def set_hosted(self, names: list[str]) -> None:
+        """Which hosted endpoints are served from now on (the user ticked them)."""
+        self._hosted = set(names)
+
     def served(self) -> list[str]:
         """Model names a client may ask for: the configured local models (or those named
         when the server started), hosted endpoints the user ticked, and the agent."""

@@ -137,6 +137,8 @@ class ApiServerSettings(BaseModel):
     #: Started with the window (the status bar's switch remembers it).
     enabled: bool = False
     port: int = Field(default=8765, ge=1, le=65535)
+    #: Hosted endpoints served too (their provider sees those requests); none by default.
+    hosted: list[str] = Field(default_factory=list)
 
 
 class Settings(BaseModel):
