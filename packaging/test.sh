@@ -9,7 +9,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 
 # gnome-keyring + dbus: one test stores a key in a real Secret Service on a private bus.
-DESKTOP_APP_EXTRA_PACKAGES="gnome-keyring dbus" bash packaging/system-deps.sh
+DESKTOP_APP_EXTRA_PACKAGES="gnome-keyring dbus espeak-ng" bash packaging/system-deps.sh
 bash packaging/install.sh --dev
 
 python="${DESKTOP_APP_VENV:-$here/.venv}/bin/python"

@@ -64,6 +64,11 @@ def _apply_offline_lock(flag: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:2] == ["voice", "_piper"]:  # the speech synthesis child (core/voice/tts)
+        from desktop_app.cli.voice import run_piper
+
+        return run_piper(arguments[2:])
     parser = _build_parser()
     args = parser.parse_args(argv)
     from desktop_app.core import log_setup

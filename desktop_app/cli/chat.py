@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from desktop_app.cli.common import (
@@ -36,6 +37,8 @@ def register(subparsers: Any) -> None:
                         help="stop the answer after N tokens")
     parser.add_argument("--temperature", type=float, default=None, metavar="T",
                         help="sampling temperature (default: the model's)")
+    parser.add_argument("--voice-out", type=Path, metavar="FILE.wav",
+                        help="also read the answer aloud into this WAV file (offline voice)")
     parser.add_argument("--stats", action="store_true",
                         help="print token usage and speed to stderr afterwards")
     parser.set_defaults(func=run_chat)
@@ -89,11 +92,13 @@ async def _chat(args: argparse.Namespace) -> int:
         usage: Usage | None = None
         started = time.perf_counter()
         wrote = False
+        answer: list[str] = []
         async for chunk in llm.stream_chat(messages, max_tokens=args.max_tokens,
                                            temperature=args.temperature):
             if chunk.content:
                 out.write(chunk.content)
                 out.flush()
+                answer.append(chunk.content)
                 wrote = wrote or bool(chunk.content.strip())
             usage = chunk.usage or usage
         out.write("\n")
@@ -102,6 +107,11 @@ async def _chat(args: argparse.Namespace) -> int:
             raise LLMBadOutputError(f"The model '{name}' gave an empty answer.",
                                     hint="Try again, rephrase the message, or pick another "
                                          "model.")
+        if args.voice_out is not None:
+            from desktop_app.core.voice import synthesize
+
+            path = await asyncio.to_thread(synthesize, "".join(answer), args.voice_out)
+            sys.stderr.write(f"Read aloud into {path}\n")
         if args.stats and usage is not None:
             seconds = time.perf_counter() - started
             sys.stderr.write(f"[{name}: {usage.prompt_tokens} prompt + {usage.completion_tokens} "
