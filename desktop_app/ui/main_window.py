@@ -46,6 +46,7 @@ from desktop_app.ui.run_render import apply_event
 from desktop_app.ui.sidebar import Sidebar
 from desktop_app.ui.status_banner import StatusBanner
 from desktop_app.ui.ui_state import load_state, save_state
+from desktop_app.ui.voice_controls import VoiceControls
 
 if TYPE_CHECKING:
     from desktop_app.core.agent.events import Event
@@ -120,6 +121,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.api_switch)
         self.statusBar().addPermanentWidget(self.ledger_button)
         self.statusBar().addPermanentWidget(self.offline_switch)
+        self.voice = VoiceControls(self)
         self.artifact_dock = ArtifactDock(self.splitter, self.sidebar, self.artifact_pane)
 
         self.sidebar.new_requested.connect(self.new_conversation)
@@ -276,6 +278,7 @@ class MainWindow(QMainWindow):
         turn.regenerate_requested.connect(lambda t: self.spawn(self.regenerate(t)))
         turn.citation_opened.connect(self.documents.open_citation)
         turn.ledger_requested.connect(lambda t: self.ledger_button.open(str(t.message_id)))
+        turn.read_aloud_requested.connect(self.voice.read)
         if turn.message_id is not None:  # a stored answer: did it send anything?
             self.spawn(show_sent(turn))
         return turn
@@ -352,6 +355,8 @@ class MainWindow(QMainWindow):
         self.spawn(self.controller.interrupt(text))
 
     def _escape(self) -> None:
+        if self.voice.cancel():  # dictating: stop, and the message box is as it was
+            return
         if self.edits.active:
             self.edits.cancel()
         elif self.controller.active is not None:
@@ -411,6 +416,7 @@ class MainWindow(QMainWindow):
         turn = self._turn_for(conversation_id)
         if turn is not None:
             apply_event(turn, event, self._add_artifact)
+            self.voice.on_answer_event(event)
 
     def _on_interrupt_added(self, conversation_id: str, text: str) -> None:
         turn = self._turn_for(conversation_id)

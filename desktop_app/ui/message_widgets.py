@@ -212,6 +212,7 @@ class AssistantTurn(QFrame):
     #: A citation in the answer was clicked: the ``CitedPassage``.
     citation_opened = Signal(object)
     ledger_requested = Signal(object)  # self: open what this answer sent
+    read_aloud_requested = Signal(object)  # self
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -249,8 +250,13 @@ class AssistantTurn(QFrame):
         self.regenerate_button.setText("Regenerate")
         self.regenerate_button.setToolTip("Ask again for a new answer")
         self.regenerate_button.clicked.connect(lambda: self.regenerate_requested.emit(self))
+        self.read_button = QToolButton(self.action_row)
+        self.read_button.setText("Read aloud")
+        self.read_button.setToolTip("Read this answer aloud (offline voice)")
+        self.read_button.clicked.connect(lambda: self.read_aloud_requested.emit(self))
         row.addWidget(self.copy_button)
         row.addWidget(self.regenerate_button)
+        row.addWidget(self.read_button)
         row.addStretch(1)
         self.action_row.hide()
         # Fixed order: events insert above the thinking indicator, the answer below them.

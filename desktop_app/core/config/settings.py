@@ -141,6 +141,18 @@ class ApiServerSettings(BaseModel):
     hosted: list[str] = Field(default_factory=list)
 
 
+class VoiceSettings(BaseModel):
+    """Offline voice in the window."""
+
+    #: Read every answer aloud as it streams.
+    read_answers: bool = False
+    #: Send the dictated message as soon as the user stops speaking.
+    send_on_stop: bool = False
+    #: Dictation language ("en", "de", …; None: detected).
+    language: str | None = None
+    speed: float = Field(default=1.0, ge=0.5, le=2.0)
+
+
 class Settings(BaseModel):
     """Everything the user can configure."""
 
@@ -159,6 +171,7 @@ class Settings(BaseModel):
     ui: UiSettings = Field(default_factory=UiSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     api_server: ApiServerSettings = Field(default_factory=ApiServerSettings)
+    voice: VoiceSettings = Field(default_factory=VoiceSettings)
 
 
 def settings_path() -> Path:

@@ -1,0 +1,151 @@
+"""The window's voice controls (issue 29): the microphone button and level meter in the
+composer (Ctrl+Shift+Space starts and stops dictation, Esc cancels it), a "Read aloud"
+button on every answer, and a status-bar control to stop or pause reading. Everything
+runs on this computer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QMenu, QProgressBar, QToolButton
+
+from desktop_app.core.voice import Transcriber, VoiceError
+from desktop_app.ui.voice_input import AudioInput, Dictation, Microphone
+from desktop_app.ui.voice_output import Playback, ReadAloud, Speakers
+
+
+class VoiceControls:
+    """Dictation into the composer and reading answers aloud, for one main window."""
+
+    def __init__(self, window: Any) -> None:
+        self.window = window
+        self.transcriber = Transcriber()
+        #: Where dictation hears from (tests put a sound file here).
+        self.input_factory: Callable[[], AudioInput] = Microphone
+        self.playback_factory: Callable[[], Playback] = Speakers
+        settings = window.ctx.settings.voice
+        self.dictation = Dictation(self.transcriber, window.spawn, language=settings.language)
+        self.dictation.partial.connect(self._partial)
+        self.dictation.final.connect(self._final)
+        self.dictation.failed.connect(self._failed)
+        self.dictation.level.connect(lambda value: self.meter.setValue(int(value * 100)))
+        self.reader = ReadAloud(window.spawn, lambda: self.playback_factory())
+        self.reader.speed = settings.speed
+        self.reader.failed.connect(self._failed)
+        self.reader.state_changed.connect(self._reading)
+        self._before = ""
+        composer = window.composer
+        self.mic = QToolButton(composer)
+        self.mic.setObjectName("MicButton")
+        self.mic.setText("Dictate")  # (no emoji: many Linux desktops have no emoji font)
+        self.mic.setToolTip("Dictate (Ctrl+Shift+Space to start and stop, Esc cancels). "
+                            "Speech is transcribed on this computer.")
+        self.mic.setCheckable(True)
+        self.mic.clicked.connect(self.toggle)
+        menu = QMenu(self.mic)
+        self.send_on_stop = menu.addAction("Send when I stop")
+        self.send_on_stop.setCheckable(True)
+        self.send_on_stop.setChecked(settings.send_on_stop)
+        self.read_answers = menu.addAction("Read answers aloud as they arrive")
+        self.read_answers.setCheckable(True)
+        self.read_answers.setChecked(settings.read_answers)
+        self.read_answers.toggled.connect(self._read_answers)
+        self.mic.setMenu(menu)
+        self.mic.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        self.meter = QProgressBar(composer)
+        self.meter.setObjectName("MicLevel")
+        self.meter.setRange(0, 100)
+        self.meter.setTextVisible(False)
+        self.meter.setFixedWidth(60)
+        self.meter.setToolTip("What the microphone hears")
+        self.meter.hide()
+        composer.accessories.addWidget(self.mic)
+        composer.accessories.addWidget(self.meter)
+        QShortcut(QKeySequence("Ctrl+Shift+Space"), window).activated.connect(self.toggle)
+        self.stop_reading = QToolButton(window)
+        self.stop_reading.setText("■ Stop reading")
+        self.stop_reading.clicked.connect(self.reader.stop)
+        self.pause_reading = QToolButton(window)
+        self.pause_reading.setText("Pause")
+        self.pause_reading.setCheckable(True)
+        self.pause_reading.toggled.connect(self._pause)
+        for widget in (self.pause_reading, self.stop_reading):
+            window.statusBar().addPermanentWidget(widget)
+            widget.hide()
+
+    # --- dictation ------------------------------------------------------------------------
+    def toggle(self) -> None:
+        if self.dictation.active:
+            self._listening(False)
+            self.dictation.stop()
+            return
+        self._before = self.window.composer.text()
+        try:
+            self.dictation.start(self.input_factory())
+        except VoiceError as exc:
+            self._listening(False)
+            self._failed(str(exc))
+            return
+        self._listening(True)
+
+    def _listening(self, on: bool) -> None:
+        self.mic.setChecked(on)
+        self.mic.setText("Stop dictating" if on else "Dictate")
+        self.meter.setVisible(on)
+
+    def cancel(self) -> bool:
+        """Esc while dictating: stop and put the message box back as it was."""
+        if not self.dictation.active:
+            return False
+        self.dictation.cancel()
+        self._listening(False)
+        self.window.composer.set_text(self._before)
+        return True
+
+    def _joined(self, text: str) -> str:
+        return f"{self._before.rstrip()} {text}".strip() if self._before.strip() else text
+
+    def _partial(self, text: str) -> None:
+        self.window.composer.set_text(self._joined(text))
+
+    def _final(self, text: str) -> None:
+        self.window.composer.set_text(self._joined(text))
+        if self.send_on_stop.isChecked() and text.strip():
+            self.window.composer.submit()
+
+    def _failed(self, message: str) -> None:
+        self.window.banner.set_status(message)
+
+    # --- reading aloud --------------------------------------------------------------------
+    def read(self, turn: Any) -> None:
+        self.reader.read(turn.answer_text())
+
+    def _reading(self, state: str) -> None:
+        speaking = state != "idle"
+        self.stop_reading.setVisible(speaking)
+        self.pause_reading.setVisible(speaking)
+        if not speaking:
+            self.pause_reading.setChecked(False)
+
+    def _pause(self, paused: bool) -> None:
+        self.reader.pause(paused)
+        self.pause_reading.setText("Resume" if paused else "Pause")
+
+    def _read_answers(self, on: bool) -> None:
+        self.window.ctx.settings.voice.read_answers = on
+        if not on:
+            self.reader.stop()
+
+    def on_answer_event(self, event: Any) -> None:
+        """With 'read answers aloud' on, the streaming answer is read as it comes."""
+        if not self.window.ctx.settings.voice.read_answers:
+            return
+        from desktop_app.core.agent.events import AnswerDelta, Done
+
+        if isinstance(event, AnswerDelta) and event.content:
+            self.reader.feed(event.content)
+        elif isinstance(event, Done):
+            self.reader.finish()
+
