@@ -93,14 +93,14 @@ async def concurrent(base_url: str, clients: int, max_tokens: int) -> tuple[floa
     return tokens / elapsed, len(replies) - len(ok)
 
 
-def start_server(model_path: Path) -> tuple[Any, Any]:
+def start_server(model_path: Path, threads: int) -> tuple[Any, Any]:
     from desktop_app.core.api_server import ApiServer, ServerOptions
     from desktop_app.core.llm.llama_cpp_adapter import LlamaCppLLM
     from desktop_app.core.llm.registry import ModelRegistry
 
     registry = ModelRegistry()
-    registry.register("bundled", LlamaCppLLM(model_path, name="bundled",
-                                             context_size=CONTEXT), default=True)
+    registry.register("bundled", LlamaCppLLM(model_path, name="bundled", context_size=CONTEXT,
+                                             n_threads=threads), default=True)
     loop = asyncio.new_event_loop()
     server = ApiServer(registry, ServerOptions(port=0, api_key=None, models=["bundled"]))
     ready = threading.Event()
@@ -120,14 +120,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="llama.cpp threads for both sides (default: llama-cpp-python's "
+                             "own default, half the cores)")
     args = parser.parse_args()
     from llama_cpp import Llama
 
     from desktop_app.core.llm.bundled import ensure_bundled_model
 
     model_path = ensure_bundled_model()
-    llama = Llama(str(model_path), n_ctx=CONTEXT, verbose=False)
-    server, _loop = start_server(model_path)
+    llama = Llama(str(model_path), n_ctx=CONTEXT, verbose=False,
+                  **({"n_threads": args.threads} if args.threads else {}))
+    threads = int(llama.n_threads) if hasattr(llama, "n_threads") else args.threads or 1
+    server, _loop = start_server(model_path, threads)
     base_url = server.base_url
     server_run(base_url, "Say hello.", 8)  # loads the model
     raw_run(llama, "Say hello.", 8)
@@ -145,6 +150,7 @@ def main() -> int:
     raw_tps = statistics.median(r[1] for r in raw)
     srv_ttft = statistics.median(s[0] for s in served)
     srv_tps = statistics.median(s[1] for s in served)
+    print(f"llama.cpp threads on both sides: {threads}")
     print(f"{'':28}{'raw llama.cpp':>16}{'through serve':>16}{'ratio / diff':>16}")
     print(f"{'generation tok/s (median)':28}{raw_tps:16.1f}{srv_tps:16.1f}"
           f"{srv_tps / raw_tps:15.2f}x")

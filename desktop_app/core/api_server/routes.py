@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -109,9 +110,14 @@ def _call_options(llm: LLM, parsed: ChatRequest) -> dict[str, Any]:
 
 
 def _takes_sampling(llm: LLM) -> bool:
+    return _accepts_sampling(type(llm))
+
+
+@functools.cache
+def _accepts_sampling(kind: type[LLM]) -> bool:
     import inspect
 
-    return "sampling" in inspect.signature(llm.stream_chat).parameters
+    return "sampling" in inspect.signature(kind.stream_chat).parameters
 
 
 def _model_error(exc: LLMError) -> ApiError:
@@ -129,12 +135,20 @@ async def _check_fits(llm: LLM, messages: list[ChatMessage], options: dict[str, 
     and the answer's room exceed the model's context."""
     from desktop_app.core.context.tokens import TokenCounter, count_tools
 
+    room = options.get("max_tokens") or 1
+    # A token is at least one character: a prompt with fewer characters than the room left
+    # fits for sure, and costs no tokenizer call before the first token.
+    characters = sum(len(m.content) + 16 + sum(len(c.arguments) + len(c.name)
+                                               for c in m.tool_calls) for m in messages)
+    characters += len(json.dumps(options.get("tools") or []))
+    if characters + room + 64 < llm.context_size:
+        return
+
     def count() -> int:
         counter = TokenCounter(llm)
         return counter.count_messages(messages) + count_tools(options.get("tools"), counter)
 
     prompt = await asyncio.to_thread(count)
-    room = options.get("max_tokens") or 1
     if prompt + room > llm.context_size:
         raise _too_long(f"The messages are about {prompt:,} tokens"
                         + (f" and max_tokens asks {room:,} more" if room > 1 else "")
