@@ -31,6 +31,8 @@ class VoiceControls:
         self.dictation.final.connect(self._final)
         self.dictation.failed.connect(self._failed)
         self.dictation.level.connect(lambda value: self.meter.setValue(int(value * 100)))
+        self.dictation.speech_started.connect(self._barge_in)
+        self.dictation.speech_ended.connect(self._utterance_done)
         self.reader = ReadAloud(window.spawn, lambda: self.playback_factory())
         self.reader.speed = settings.speed
         self.reader.failed.connect(self._failed)
@@ -52,6 +54,9 @@ class VoiceControls:
         self.read_answers.setCheckable(True)
         self.read_answers.setChecked(settings.read_answers)
         self.read_answers.toggled.connect(self._read_answers)
+        self.hands_free = menu.addAction("Hands-free conversation (headphones advised)")
+        self.hands_free.setCheckable(True)
+        self.hands_free.toggled.connect(self._hands_free)
         self.mic.setMenu(menu)
         self.mic.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.meter = QProgressBar(composer)
@@ -112,8 +117,28 @@ class VoiceControls:
 
     def _final(self, text: str) -> None:
         self.window.composer.set_text(self._joined(text))
-        if self.send_on_stop.isChecked() and text.strip():
+        hands_free = self.hands_free.isChecked()
+        if (self.send_on_stop.isChecked() or hands_free) and text.strip():
             self.window.composer.submit()
+        if hands_free and not self.dictation.active:
+            self.toggle()  # listen again: the next question, or a barge-in
+
+    # --- hands-free -----------------------------------------------------------------------
+    def _hands_free(self, on: bool) -> None:
+        """Listen, answer, speak, listen: each pause after speech sends what was said, the
+        answer is read aloud, and speaking while it is read stops the reading."""
+        if on and not self.dictation.active:
+            self.toggle()
+        elif not on and self.dictation.active:
+            self.cancel()
+
+    def _barge_in(self) -> None:
+        if self.hands_free.isChecked() and self.reader.state != "idle":
+            self.reader.stop()
+
+    def _utterance_done(self) -> None:
+        if self.hands_free.isChecked() and self.dictation.active:
+            self.toggle()  # stop: the final text is sent, then listening starts again
 
     def _failed(self, message: str) -> None:
         self.window.banner.set_status(message)
@@ -139,8 +164,9 @@ class VoiceControls:
             self.reader.stop()
 
     def on_answer_event(self, event: Any) -> None:
-        """With 'read answers aloud' on, the streaming answer is read as it comes."""
-        if not self.window.ctx.settings.voice.read_answers:
+        """With 'read answers aloud' (or hands-free) on, the streaming answer is read as it
+        comes."""
+        if not (self.window.ctx.settings.voice.read_answers or self.hands_free.isChecked()):
             return
         from desktop_app.core.agent.events import AnswerDelta, Done
 

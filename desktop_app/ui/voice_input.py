@@ -21,6 +21,10 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from desktop_app.core.voice import Transcriber, VoiceError
 
 RATE = 16_000
+#: Loudness (0..1, see ``_level``) above which a chunk counts as speech: about -40 dB.
+SPEECH_LEVEL = 0.33
+#: Silence after speech that ends an utterance (hands-free mode sends it then).
+END_OF_SPEECH_MS = 1200
 #: How often the partial text is brought up to date while the user speaks.
 PARTIAL_EVERY_MS = 1200
 _CHUNK_MS = 100
@@ -123,6 +127,9 @@ class Dictation(QObject):
     final = Signal(str)
     level = Signal(float)
     failed = Signal(str)
+    #: The user started speaking (barge-in: reading aloud stops), and stopped for a while.
+    speech_started = Signal()
+    speech_ended = Signal()
 
     def __init__(self, transcriber: Transcriber, spawn: Callable[[Any], Any],
                  language: str | None = None, parent: QObject | None = None) -> None:
@@ -134,6 +141,8 @@ class Dictation(QObject):
         self._input: AudioInput | None = None
         self._busy = False
         self._heard = 0
+        self._speaking = False
+        self._silent_ms = 0
         self._timer = QTimer(self)
         self._timer.setInterval(PARTIAL_EVERY_MS)
         self._timer.timeout.connect(self._update_partial)
@@ -141,15 +150,29 @@ class Dictation(QObject):
 
     def start(self, source: AudioInput) -> None:
         self._audio.clear()
+        self._speaking = False
+        self._silent_ms = 0
         self._input = source
         source.start(self._take)  # raises VoiceError: no microphone, busy, denied
         self.active = True
         self._timer.start()
 
     def _take(self, chunk: bytes) -> None:
-        if self.active:
-            self._audio.extend(chunk)
-            self.level.emit(_level(chunk))
+        if not self.active:
+            return
+        self._audio.extend(chunk)
+        loudness = _level(chunk)
+        self.level.emit(loudness)
+        if loudness >= SPEECH_LEVEL:
+            if not self._speaking:
+                self._speaking = True
+                self.speech_started.emit()
+            self._silent_ms = 0
+        elif self._speaking:
+            self._silent_ms += len(chunk) * 1000 // (RATE * 2)
+            if self._silent_ms >= END_OF_SPEECH_MS:
+                self._speaking = False
+                self.speech_ended.emit()
 
     def _samples(self) -> Any:
         from desktop_app.core.voice.stt import pcm16_to_float

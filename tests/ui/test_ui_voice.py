@@ -142,3 +142,58 @@ def test_reading_can_be_stopped_mid_speech(qtbot, loop) -> None:
     visible, after = loop.run_until_complete(scenario())
     assert visible and not after and recorder.stopped and len(recorder.played) == 1
     assert normalise(ANSWER)  # (the answer has three sentences; only one was played)
+
+
+def _silence(path: Path, seconds: float = 30.0) -> Path:
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16_000)
+        out.writeframes(b"\0\0" * int(16_000 * seconds))
+    return path
+
+
+def test_hands_free_listens_answers_speaks_and_listens_again(qtbot, loop, spoken_wav: Path,
+                                                             tmp_path: Path) -> None:
+    llm = ScriptedLLM(default=ANSWER)
+    recorder = Recorder()
+    sources = [SoundFileInput(spoken_wav, speed=2.0)]
+    quiet = _silence(tmp_path / "quiet.wav")
+
+    async def scenario():
+        window = await make_window(qtbot, llm)
+        window.voice.playback_factory = lambda: recorder
+        window.voice.input_factory = lambda: sources.pop(0) if sources else SoundFileInput(quiet)
+        window.voice.hands_free.setChecked(True)  # listening starts
+        assert window.voice.dictation.active
+        await wait_for(lambda: llm.calls(), timeout=60)  # the pause after speech sent it
+        await window.controller.wait_idle()
+        await wait_for(lambda: len(recorder.played) >= 3, timeout=120)  # the answer, spoken
+        await wait_for(lambda: window.voice.reader.state == "idle", timeout=60)
+        listening = window.voice.dictation.active
+        window.voice.hands_free.setChecked(False)
+        return listening, llm.calls()[0].last_user_text, window.voice.dictation.active
+
+    listening, asked, after = loop.run_until_complete(scenario())
+    assert word_error_rate(SPOKEN, asked) < 0.2, asked
+    assert listening and not after
+
+
+def test_speaking_while_an_answer_is_read_stops_the_reading(qtbot, loop,
+                                                            spoken_wav: Path) -> None:
+    hold = asyncio.Event()
+    recorder = Recorder(hold)
+
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(["x"]))
+        window.voice.playback_factory = lambda: recorder
+        window.voice.reader.read(ANSWER)
+        await wait_for(lambda: recorder.played, timeout=60)
+        window.voice.input_factory = lambda: SoundFileInput(spoken_wav)
+        window.voice.hands_free.setChecked(True)  # the user starts talking: barge-in
+        await wait_for(lambda: window.voice.reader.state == "idle", timeout=20)
+        window.voice.hands_free.setChecked(False)
+        return recorder.stopped, len(recorder.played)
+
+    stopped, played = loop.run_until_complete(scenario())
+    assert stopped and played == 1
