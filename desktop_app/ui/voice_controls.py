@@ -57,6 +57,14 @@ class VoiceControls:
         self.hands_free = menu.addAction("Hands-free conversation (headphones advised)")
         self.hands_free.setCheckable(True)
         self.hands_free.toggled.connect(self._hands_free)
+        speeds = menu.addMenu("Reading speed")
+        for label, value in (("Slower", 0.8), ("Normal", 1.0), ("Faster", 1.25),
+                             ("Fastest", 1.5)):
+            action = speeds.addAction(label)
+            action.setCheckable(True)
+            action.setChecked(abs(value - settings.speed) < 0.01)
+            action.triggered.connect(lambda _on, v=value: self._speed(v))
+        self.speed_menu = speeds
         self.mic.setMenu(menu)
         self.mic.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.meter = QProgressBar(composer)
@@ -157,6 +165,13 @@ class VoiceControls:
     def _pause(self, paused: bool) -> None:
         self.reader.pause(paused)
         self.pause_reading.setText("Resume" if paused else "Pause")
+
+    def _speed(self, value: float) -> None:
+        self.window.ctx.settings.voice.speed = value
+        self.reader.speed = value  # from the next sentence on
+        for action in self.speed_menu.actions():
+            action.setChecked(action.text() == {0.8: "Slower", 1.0: "Normal", 1.25: "Faster",
+                                                1.5: "Fastest"}[value])
 
     def _read_answers(self, on: bool) -> None:
         self.window.ctx.settings.voice.read_answers = on

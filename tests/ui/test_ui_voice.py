@@ -197,3 +197,14 @@ def test_speaking_while_an_answer_is_read_stops_the_reading(qtbot, loop,
 
     stopped, played = loop.run_until_complete(scenario())
     assert stopped and played == 1
+
+
+def test_the_reading_speed_is_chosen_in_the_menu(qtbot, loop) -> None:
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(["x"]))
+        [faster] = [a for a in window.voice.speed_menu.actions() if a.text() == "Faster"]
+        faster.trigger()
+        checked = [a.text() for a in window.voice.speed_menu.actions() if a.isChecked()]
+        return window.voice.reader.speed, window.ctx.settings.voice.speed, checked
+
+    assert loop.run_until_complete(scenario()) == (1.25, 1.25, ["Faster"])

@@ -27,3 +27,17 @@ def test_word_error_rate_ignores_case_punctuation_and_how_numbers_are_written() 
                            "the train leaves at 3pm on platform 9") == 0
     assert normalise("Two % of 1,200 at 3PM") == "2 percent of 1200 at 3 pm"
     assert word_error_rate("one two three four", "one two four") == 0.25
+
+
+def test_a_damaged_voice_file_is_refused(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    from desktop_app.core.voice import VoiceError, models
+
+    fake = tmp_path / "data"
+    fake.mkdir()
+    (fake / "en_US-joe-medium.onnx").write_bytes(b"not a voice")
+    (fake / "en_US-joe-medium.onnx.json").write_text("{}")
+    monkeypatch.setattr(models, "_package_data", lambda _name: fake)
+    with pytest.raises(VoiceError, match="damaged"):
+        models.piper_voice()

