@@ -5,6 +5,7 @@ runs on this computer."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -50,6 +51,7 @@ class VoiceControls:
         self.send_on_stop = menu.addAction("Send when I stop")
         self.send_on_stop.setCheckable(True)
         self.send_on_stop.setChecked(settings.send_on_stop)
+        self.send_on_stop.toggled.connect(self._send_on_stop)
         self.read_answers = menu.addAction("Read answers aloud as they arrive")
         self.read_answers.setCheckable(True)
         self.read_answers.setChecked(settings.read_answers)
@@ -65,6 +67,15 @@ class VoiceControls:
             action.setChecked(abs(value - settings.speed) < 0.01)
             action.triggered.connect(lambda _on, v=value: self._speed(v))
         self.speed_menu = speeds
+        languages = menu.addMenu("Dictation language")
+        for label, code in (("Detect automatically", None), ("English", "en"),
+                            ("Deutsch", "de"), ("Español", "es"), ("Français", "fr")):
+            action = languages.addAction(label)
+            action.setCheckable(True)
+            action.setChecked(code == settings.language)
+            action.setData(code)
+            action.triggered.connect(lambda _on, c=code: self._language(c))
+        self.language_menu = languages
         self.mic.setMenu(menu)
         self.mic.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.meter = QProgressBar(composer)
@@ -166,8 +177,35 @@ class VoiceControls:
         self.reader.pause(paused)
         self.pause_reading.setText("Resume" if paused else "Pause")
 
+    def _send_on_stop(self, on: bool) -> None:
+        self.window.ctx.settings.voice.send_on_stop = on
+        self._remember()
+
+    def _remember(self) -> None:
+        """The voice choices are settings: saved (off the Qt thread) as they change."""
+        ctx = self.window.ctx
+        if not getattr(ctx, "persist_settings", False):
+            return
+        chosen = ctx.settings.voice.model_copy()
+
+        def change(stored: Any) -> bool:
+            stored.voice = chosen
+            return True
+
+        from desktop_app.core.config.settings import update_saved_settings
+
+        self.window.spawn(asyncio.to_thread(update_saved_settings, change))
+
+    def _language(self, code: str | None) -> None:
+        self.window.ctx.settings.voice.language = code
+        self._remember()
+        self.dictation.language = code
+        for action in self.language_menu.actions():
+            action.setChecked(action.data() == code)
+
     def _speed(self, value: float) -> None:
         self.window.ctx.settings.voice.speed = value
+        self._remember()
         self.reader.speed = value  # from the next sentence on
         for action in self.speed_menu.actions():
             action.setChecked(action.text() == {0.8: "Slower", 1.0: "Normal", 1.25: "Faster",
@@ -175,6 +213,7 @@ class VoiceControls:
 
     def _read_answers(self, on: bool) -> None:
         self.window.ctx.settings.voice.read_answers = on
+        self._remember()
         if not on:
             self.reader.stop()
 

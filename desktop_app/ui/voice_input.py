@@ -136,7 +136,7 @@ class Dictation(QObject):
         super().__init__(parent)
         self._transcriber = transcriber
         self._spawn = spawn
-        self._language = language
+        self.language = language
         self._audio = bytearray()
         self._input: AudioInput | None = None
         self._busy = False
@@ -189,7 +189,7 @@ class Dictation(QObject):
         async def run() -> None:
             try:
                 text = (await asyncio.to_thread(self._transcriber.transcribe, samples,
-                                                language=self._language)).text
+                                                language=self.language)).text
                 if self.active:
                     self.partial.emit(text)
             finally:
@@ -205,7 +205,7 @@ class Dictation(QObject):
         async def run() -> None:
             try:
                 result = await asyncio.to_thread(self._transcriber.transcribe, samples,
-                                                 language=self._language)
+                                                 language=self.language)
             except VoiceError as exc:
                 self.failed.emit(str(exc))
                 return

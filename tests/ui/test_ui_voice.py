@@ -208,3 +208,17 @@ def test_the_reading_speed_is_chosen_in_the_menu(qtbot, loop) -> None:
         return window.voice.reader.speed, window.ctx.settings.voice.speed, checked
 
     assert loop.run_until_complete(scenario()) == (1.25, 1.25, ["Faster"])
+
+
+def test_the_dictation_language_is_chosen_in_the_menu(qtbot, loop) -> None:
+    from desktop_app.core.config.settings import load_settings
+
+    async def scenario():
+        window = await make_window(qtbot, ScriptedLLM(["x"]))
+        window.ctx.persist_settings = True
+        [german] = [a for a in window.voice.language_menu.actions() if a.text() == "Deutsch"]
+        german.trigger()
+        await wait_for(lambda: load_settings().voice.language == "de")  # saved too
+        return window.voice.dictation.language, window.ctx.settings.voice.language
+
+    assert loop.run_until_complete(scenario()) == ("de", "de")
