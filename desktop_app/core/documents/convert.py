@@ -8,8 +8,12 @@ person can act on: the indexer records it for that file and goes on with the res
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: Suffixes the indexer picks up in a folder (others are skipped, not reported).
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text", ".log", ".csv"})
@@ -96,10 +100,59 @@ def _text(path: Path) -> str:
     return data.decode("latin-1")
 
 
+#: Limits for one PDF: decompressed content per page and in all, and time.
+PDF_MAX_PAGE_CONTENT = 8_000_000
+PDF_MAX_CONTENT = 200_000_000
+PDF_MAX_SECONDS = 120
+
+
+@contextlib.contextmanager
+def pdf_limits() -> Iterator[None]:
+    """pypdf with a page's content capped at a few MB: its own cap (75 MB per stream) let
+    a 7 MB file of 100 such pages take over 5 minutes and 3.4 GB (tests/security)."""
+    import pypdf
+
+    with pypdf.apply_configuration(zlib_maximum_output_length=PDF_MAX_PAGE_CONTENT,
+                                   lzw_maximum_output_length=PDF_MAX_PAGE_CONTENT,
+                                   run_length_maximum_output_length=PDF_MAX_PAGE_CONTENT):
+        yield
+
+
+class PdfBudget:
+    """Content and time one PDF may cost; ``charge`` each page before reading its text."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.content = 0
+
+    def charge(self, page: Any, number: int) -> None:
+        data = page.get_contents()
+        self.content += len(data.get_data()) if data is not None else 0
+        if self.content > PDF_MAX_CONTENT or time.monotonic() - self.started > PDF_MAX_SECONDS:
+            raise ConversionError(
+                f"This PDF is too large or complex to read (stopped at page {number}: over "
+                f"{PDF_MAX_CONTENT // 1_000_000} MB of page content or {PDF_MAX_SECONDS} s). "
+                "Split it, or use a text export of it.")
+
+
+def pdf_failure(exc: Exception) -> str:
+    """Why pypdf could not read a file, in a user's words."""
+    if type(exc).__name__ == "LimitReachedError":
+        return ("This PDF is too large or complex to read (a page holds more than "
+                f"{PDF_MAX_PAGE_CONTENT // 1_000_000} MB of content).")
+    return f"This PDF is damaged or not a PDF ({exc.__class__.__name__}: {str(exc)[:120]})."
+
+
 def _pdf(path: Path) -> list[Section]:
+    with pdf_limits():
+        return _pdf_sections(path)
+
+
+def _pdf_sections(path: Path) -> list[Section]:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
+    budget = PdfBudget()
     try:
         reader = PdfReader(path)
         if reader.is_encrypted and not reader.decrypt(""):
@@ -107,6 +160,7 @@ def _pdf(path: Path) -> list[Section]:
                                   "to index it.")
         sections = []
         for number, page in enumerate(reader.pages, start=1):
+            budget.charge(page, number)
             text = page.extract_text() or ""
             if text.strip():
                 sections.append(Section(text=text, page=number))
@@ -115,8 +169,7 @@ def _pdf(path: Path) -> list[Section]:
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError,
             RecursionError) as exc:
         # pypdf raises many kinds of error on damaged files, not only its own.
-        raise ConversionError(f"This PDF is damaged or not a PDF ({exc.__class__.__name__}: "
-                              f"{str(exc)[:120]}).") from exc
+        raise ConversionError(pdf_failure(exc)) from exc
     if not sections:
         raise ConversionError("This PDF has no text layer (a scan?). Run it through OCR to "
                               "index it.")

@@ -52,19 +52,32 @@ def _read_pdf(name: str, data: bytes, pages_spec: str | None) -> tuple[str, str]
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
+    from desktop_app.core.documents.convert import (
+        ConversionError,
+        PdfBudget,
+        pdf_failure,
+        pdf_limits,
+    )
+
+    budget = PdfBudget()
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise ToolError(f"'{name}' is password-protected.",
-                            hint="Save an unprotected copy in the workspace.")
-        count = len(reader.pages)
-        indexes = parse_pages(pages_spec, count) if pages_spec else list(range(count))
-        parts = []
-        for i in indexes:
-            text = (reader.pages[i].extract_text() or "").strip()
-            parts.append(f"--- Page {i + 1} of {count} ---\n{text or '(no text on this page)'}")
+        with pdf_limits():
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise ToolError(f"'{name}' is password-protected.",
+                                hint="Save an unprotected copy in the workspace.")
+            count = len(reader.pages)
+            indexes = parse_pages(pages_spec, count) if pages_spec else list(range(count))
+            parts = []
+            for i in indexes:
+                budget.charge(reader.pages[i], i + 1)
+                text = (reader.pages[i].extract_text() or "").strip()
+                parts.append(f"--- Page {i + 1} of {count} ---\n"
+                             f"{text or '(no text on this page)'}")
+    except ConversionError as exc:
+        raise ToolError(f"'{name}': {exc}") from exc
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ToolError(f"'{name}' could not be read as a PDF: {exc}.",
+        raise ToolError(f"'{name}' could not be read as a PDF: {pdf_failure(exc)}",
                         hint="The file may be damaged or not a PDF.") from exc
     label = f"pages {pages_spec}" if pages_spec else f"all {count} pages"
     return "\n\n".join(parts), label
