@@ -7,7 +7,7 @@ It wires widgets to the :class:`RunController` and the store; it renders nothing
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QByteArray, Qt, Signal
@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.log_setup import configured_secrets
-from desktop_app.ui import theme
 from desktop_app.ui.api_switch import ApiServerControl, ApiSwitch
 from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.artifact_dock import ArtifactDock
@@ -41,18 +40,17 @@ from desktop_app.ui.message_widgets import AssistantTurn, UserMessage
 from desktop_app.ui.model_drop import GgufDropFilter
 from desktop_app.ui.model_picker import ModelPicker
 from desktop_app.ui.privacy_ledger import LedgerButton, show_sent
-from desktop_app.ui.run_controller import ActiveRun, RunController
+from desktop_app.ui.run_controller import RunController
 from desktop_app.ui.run_render import apply_event
 from desktop_app.ui.sidebar import Sidebar
 from desktop_app.ui.status_banner import StatusBanner
 from desktop_app.ui.ui_state import load_state, save_state
 from desktop_app.ui.voice_controls import VoiceControls
+from desktop_app.ui.window_dialogs import WindowDialogs
+from desktop_app.ui.window_runs import WindowRunEvents
 
-if TYPE_CHECKING:
-    from desktop_app.core.agent.events import Event
 
-
-class MainWindow(QMainWindow):
+class MainWindow(WindowRunEvents, WindowDialogs, QMainWindow):
     """The app window."""
 
     closed = Signal()
@@ -384,151 +382,6 @@ class MainWindow(QMainWindow):
             # Kept as a version of its own (‹ 1/2 ›), not deleted.
             await self.ctx.store.fork_from(widget.message_id)
         self.chat.remove_from(widget)
-
-    # --- run events -----------------------------------------------------------------------------
-    def _turn_for(self, conversation_id: str) -> AssistantTurn | None:
-        turn = self.live_turn
-        if conversation_id != self.conversation_id or turn is None or not shiboken6.isValid(turn):
-            return None
-        return turn
-
-    def _on_run_started(self, conversation_id: str, run: ActiveRun) -> None:
-        turn = self._turn_for(conversation_id)
-        if turn is not None:
-            turn.message_id = run.assistant_message_id
-            turn.user_message_id = run.user_message_id
-            user = self._live_user
-            if user is not None and shiboken6.isValid(user) and user.message_id is None:
-                user.message_id = run.user_message_id
-        elif conversation_id == self.conversation_id and self.live_turn is None:
-            # A follow-up turn started by interrupts that arrived after the last run.
-            self.live_turn = self._wire_turn(self.chat.add_assistant())
-            self.live_turn.message_id = run.assistant_message_id
-            self.composer.set_running(True)
-        self.spawn(self.sidebar.refresh())
-
-    def _on_event(self, conversation_id: str, event: Event) -> None:
-        if event.channel == "confirm":
-            from desktop_app.ui.confirm_dialog import ConfirmDialog
-
-            dialog = ConfirmDialog(event, self.controller.answer_confirm, self)  # type: ignore[arg-type]
-            dialog.open()
-        turn = self._turn_for(conversation_id)
-        if turn is not None:
-            apply_event(turn, event, self._add_artifact)
-            self.voice.on_answer_event(event)
-
-    def _on_interrupt_added(self, conversation_id: str, text: str) -> None:
-        turn = self._turn_for(conversation_id)
-        if turn is not None:
-            turn.add_interrupt(text)
-            self.chat.scroll_to_bottom()
-
-    def _on_save_failed(self, conversation_id: str, message: str) -> None:
-        turn = self._turn_for(conversation_id)
-        text = (f"This answer is shown but could not be saved: {message} "
-                "Copy it now if you need it; check free disk space.")
-        if turn is not None:
-            turn.add_error(text)
-        else:
-            self.show_error(text)
-
-    def _on_run_finished(self, conversation_id: str, _done: object) -> None:
-        from desktop_app.ui.confirm_dialog import ConfirmDialog
-
-        for dialog in self.findChildren(ConfirmDialog):  # the question is moot now
-            if dialog.isVisible():
-                dialog.reject()
-        if conversation_id == self.conversation_id:
-            self.composer.set_running(False)
-            if self.live_turn is not None:
-                self.spawn(show_sent(self.live_turn))
-            self.live_turn = None
-            self.spawn(self.refresh_gauge())
-            self.spawn(self.branches.show())  # an edited question now has versions
-        self.spawn(self.sidebar.refresh())
-
-    async def refresh_gauge(self) -> None:
-        """Recount what the next request carries (conversation, tools) for the gauge."""
-        from desktop_app.ui.context_gauge import refresh
-
-        await refresh(self.composer, self.ctx, self.picker.current_entry(),
-                      lambda: self.conversation_id)
-
-    # --- artifacts ------------------------------------------------------------------------------
-    def _add_artifact(self, name: str, mime_type: str, content: str) -> None:
-        self.artifact_pane.add_artifact(name, mime_type, content)
-        self.artifact_dock.open()
-
-    def _artifact_count(self, count: int) -> None:
-        self.artifacts_button.setText(f"Artifacts ({count})" if count else "Artifacts")
-
-    # --- settings -------------------------------------------------------------------------------
-    def open_settings(self) -> None:
-        from desktop_app.ui.settings_dialog import SettingsDialog
-
-        dialog = SettingsDialog(self.ctx.settings, self)
-        dialog.saved.connect(lambda s: self.spawn(self.apply_settings(s)))
-        dialog.saved.connect(lambda _s: self._report_removed_keys(dialog))
-        dialog.open()
-        self.settings_dialog = dialog
-
-    def _report_removed_keys(self, dialog: Any) -> None:
-        names = getattr(dialog, "removed_keys", [])
-        if names:
-            self.banner.set_status("Removed from the keyring: the API key of "
-                                   + ", ".join(f"“{n}”" for n in names) + ".")
-
-    async def apply_settings(self, settings: Any) -> None:
-        """Adopt saved settings; models are swapped only once no answer is being written."""
-        if self.controller.active is not None:
-            self.banner.set_status("Settings will apply when the current answer is done…")
-            await self.controller.wait_idle()
-            self.banner.set_status("")
-        self.controller.forget_models()
-        await self.ctx.apply_settings(settings)
-        from PySide6.QtWidgets import QApplication
-
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            theme.apply(app, settings.ui.theme)
-        self.picker.set_registry(self.ctx.registry, self.picker.current_model())
-        self.assistant.refresh()
-        self._show_model_in_empty_state()
-        self.spawn(self.refresh_speeds())
-
-    def _system_theme_changed(self, *_: object) -> None:
-        from PySide6.QtWidgets import QApplication
-
-        app = QApplication.instance()
-        if self.ctx.settings.ui.theme == "system" and isinstance(app, QApplication):
-            theme.apply(app, "system")
-
-    def open_models(self) -> None:
-        from desktop_app.ui.models_window import open_models_window  # not at start-up
-
-        open_models_window(self)
-
-    def _models_dropped(self, paths: list[Any]) -> None:
-        from desktop_app.ui.models_window import add_dropped_models
-
-        add_dropped_models(self, paths)
-
-    # --- compare --------------------------------------------------------------------------------
-    def open_compare(self) -> None:
-        """Show the Compare models… window (one per main window, kept between openings)."""
-        from desktop_app.ui.compare_window import CompareWindow
-
-        window = getattr(self, "compare_window", None)
-        if window is None or not shiboken6.isValid(window):
-            window = CompareWindow(self.ctx, self.controller.ensure_llm, self)
-            window.speeds = self.picker.speeds
-            self.closed.connect(window.close)
-            self.compare_window = window
-        window.set_registry()  # settings may have changed the models since
-        window.show()
-        window.raise_()
-        window.activateWindow()
 
     # --- closing --------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
