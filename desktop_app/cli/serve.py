@@ -36,7 +36,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--serve-hosted", action="append", default=[], metavar="NAME",
                         help="also serve this hosted endpoint (its provider sees the requests)")
     key = parser.add_mutually_exclusive_group()
-    key.add_argument("--api-key", metavar="KEY", help="require this key instead of the stored one")
+    key.add_argument("--api-key", metavar="KEY",
+                     help="require this key instead of the stored one (visible to other "
+                          "users in the process list: prefer DESKTOP_APP_SERVE_KEY=KEY)")
     key.add_argument("--no-key", action="store_true",
                      help="require no key (only when listening on this computer)")
     key.add_argument("--print-key", action="store_true",
@@ -63,6 +65,10 @@ def _key(args: argparse.Namespace) -> str | None:
         return None
     if args.api_key:
         return str(args.api_key)
+    import os
+
+    if os.environ.get("DESKTOP_APP_SERVE_KEY"):
+        return os.environ["DESKTOP_APP_SERVE_KEY"]
     try:
         key, made = server_key()
     except SecretsError as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import openai
+import pytest
 
 from desktop_app.core import egress
 from desktop_app.core.llm.registry import ModelRegistry
@@ -202,7 +203,77 @@ def test_every_request_served_is_in_the_ledger_as_local_traffic(app_home: Path) 
         httpx.get(f"{served.base_url}/models")  # refused: no key
     rows = egress.ledger().entries()
     served_rows = [r for r in rows if r.purpose.startswith("served")]
-    assert [(r.host, r.local, r.status) for r in served_rows] == [
-        ("127.0.0.1", True, 200), ("127.0.0.1", True, 401)]
+    # The refused request served nothing, and leaves no row anyone could grow the ledger
+    # with (found by an attack: 300 such requests with long paths added 54 MB).
+    assert [(r.host, r.local, r.status) for r in served_rows] == [("127.0.0.1", True, 200)]
     assert "ledger me" in served_rows[0].content and served_rows[0].bytes_sent > 0
     assert KEY not in json.dumps([r.to_dict() for r in rows])
+
+
+def test_web_pages_and_foreign_host_names_are_refused() -> None:
+    """Found by an attack: with --no-key, a web page (or DNS rebinding) could drive the
+    server: Origin and Host were not checked."""
+    llm = ScriptedLLM(default="fine", model_id="local-a")
+    with running(_registry(llm), api_key=None, models=["local-a"]) as served:
+        url = f"{served.base_url}/chat/completions"
+        body = {"model": "local-a", "messages": [{"role": "user", "content": "hi"}]}
+        page = httpx.post(url, json=body, headers={"Origin": "https://evil.example"})
+        assert page.status_code == 403 and _error(page)["code"] == "browser_origin_refused"
+        rebound = httpx.post(url, json=body, headers={"Host": "evil.example:8765"})
+        assert rebound.status_code == 403 and _error(rebound)["code"] == "foreign_host_refused"
+        assert httpx.post(url, json=body).status_code == 200
+        spoofed = httpx.post(url, json=body, headers={"X-Forwarded-For": "203.0.113.7"})
+        assert spoofed.status_code == 200
+    hosts = {r.host for r in egress.ledger().entries() if r.purpose.startswith("served")}
+    assert hosts == {"127.0.0.1"}  # the header did not set the address
+    assert len(llm.calls()) == 2  # the refused ones reached no model
+
+
+def test_hostile_fields_are_400_not_500_or_minutes_of_work() -> None:
+    llm = ScriptedLLM(default="fine", model_id="local-a")
+    tools = [{"type": "function", "function": {"name": "real", "parameters": {}}}]
+    with running(_registry(llm), api_key=None, models=["local-a"]) as served:
+        url = f"{served.base_url}/chat/completions"
+        base = {"model": "local-a", "messages": [{"role": "user", "content": "hi"}]}
+        cases = {
+            "tool_choice": {**base, "tools": tools,
+                            "tool_choice": {"type": "function", "function": {"name": "nope"}}},
+            "remote ref": {**base, "response_format": {"type": "json_schema", "json_schema": {
+                "name": "x", "schema": {"$ref": "http://evil.example/schema.json"}}}},
+            "huge enum": {**base, "response_format": {"type": "json_schema", "json_schema": {
+                "name": "x", "schema": {"type": "string", "enum": [str(i) for i in
+                                                                   range(200_000)]}}}},
+            "tool_calls": {**base, "messages": [{"role": "assistant", "tool_calls": ["x"]}]},
+            "message": {**base, "messages": ["just text"]},
+        }
+        for name, body in cases.items():
+            reply = httpx.post(url, json=body, timeout=30)
+            assert reply.status_code == 400, (name, reply.text)
+            assert _error(reply)
+        deep = b'{"input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        reply = httpx.post(f"{served.base_url}/embeddings", content=deep, timeout=30)
+        assert reply.status_code == 400 and _error(reply)
+    assert not llm.calls()
+
+
+def test_a_non_streaming_client_that_leaves_stops_the_model() -> None:
+    """Found by an attack: an abandoned non-streaming request kept the model busy for 7.5
+    minutes and the next request waited behind it."""
+    from desktop_app.core.llm.testing import FunctionLLM
+
+    cancelled = threading.Event()
+
+    class Endless(FunctionLLM):
+        async def chat(self, messages, **kwargs):  # type: ignore[override]
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+
+    llm = Endless(lambda _request: "never", model_id="local-a")
+    with running(_registry(llm), api_key=None, models=["local-a"]) as served:
+        with pytest.raises(httpx.TimeoutException):
+            httpx.post(f"{served.base_url}/chat/completions", timeout=1, json={
+                "model": "local-a", "messages": [{"role": "user", "content": "hi"}]})
+        assert cancelled.wait(10)

@@ -27,6 +27,7 @@ from desktop_app.core.errors import ConfigError
 from desktop_app.core.llm.registry import ModelRegistry
 
 DEFAULT_PORT = 8765
+MAX_CONNECTIONS = 128
 
 
 @dataclass
@@ -55,7 +56,8 @@ class ApiServer:
         self.pool = ModelPool(registry, names=options.models, hosted=options.hosted,
                               loader=loader, max_waiting=options.max_waiting,
                               agent=tools is not None)
-        self.app = Guard(build_app(self.pool, tools=tools), api_key=options.api_key)
+        self.app = Guard(build_app(self.pool, tools=tools), api_key=options.api_key,
+                         loopback_only=egress.is_local_host(options.host))
         self._server: Any = None
         self._listener: socket.socket | None = None
         self._task: asyncio.Task[None] | None = None
@@ -93,9 +95,18 @@ class ApiServer:
                 f"The API server cannot listen on {self.options.host}:{self.options.port}: "
                 f"{exc.strerror or exc}.",
                 hint="Choose another port with --port, or stop the program using it.") from None
+        # proxy_headers off: a local process must not set the client address the ledger
+        # shows (X-Forwarded-For). limit_concurrency: half-sent requests (slowloris) get
+        # 503 beyond it instead of exhausting the process's files.
         config = uvicorn.Config(self.app, log_level="warning", access_log=False,
                                 lifespan="off", timeout_graceful_shutdown=3,
-                                reset_contextvars=True)
+                                reset_contextvars=True, proxy_headers=False,
+                                limit_concurrency=MAX_CONNECTIONS, timeout_keep_alive=5)
+        import logging
+
+        # A flood of broken connections must not fill the terminal with tracebacks; what
+        # a client did wrong is in its answer.
+        logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
         self._server = _QuietServer(config)
         self._listener = listener
         self._task = asyncio.ensure_future(self._server.serve(sockets=[listener]))

@@ -58,9 +58,12 @@ async def agent_completion(pool: ModelPool, parsed: ChatRequest, tools: Any) -> 
     query = messages[-1].content
     name = pool.default_chat_model()
     llm = await pool.ready(name)
-    agent = make_agent(llm, tools, confirm=_nobody_to_ask,
-                       **({"temperature": parsed.temperature}
-                          if parsed.temperature is not None else {}))
+    options: dict[str, Any] = {}
+    if parsed.temperature is not None:
+        options["temperature"] = parsed.temperature
+    if parsed.token_limit is not None:
+        options["synthesis_max_tokens"] = parsed.token_limit
+    agent = make_agent(llm, tools, confirm=_nobody_to_ask, **options)
     request_id = new_id()
     queue = pool.queue(name)
     queue.check_room()

@@ -33,10 +33,14 @@ class Guard:
     """Body limit, API key and ledger around the routes (plain ASGI: streaming stays
     streaming, and the counts are of the bytes really sent)."""
 
-    def __init__(self, app: ASGIApp, *, api_key: str | None, max_body: int = MAX_BODY) -> None:
+    def __init__(self, app: ASGIApp, *, api_key: str | None, max_body: int = MAX_BODY,
+                 loopback_only: bool = True) -> None:
         self.app = app
         self.api_key = api_key
         self.max_body = max_body
+        #: Bound to this computer: only requests addressed to it by a loopback name are
+        #: answered (a web page that rebinds its own name to 127.0.0.1 is refused).
+        self.loopback_only = loopback_only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -47,12 +51,14 @@ class Guard:
         trip = _Trip(scope)
         counted_send = trip.counting(send)
         try:
-            error = self._refusal(scope, headers)
+            error = self._foreign(headers) or self._refusal(scope, headers)
             if error is not None:
+                trip.refused = True  # nothing was served: no ledger row to grow
                 await send_error(counted_send, error)
                 return
             body = await self._read_body(receive)
             if body is None:
+                trip.refused = True
                 await send_error(counted_send, ApiError(
                     413, f"The request body is larger than {self.max_body:,} bytes.",
                     code="request_too_large"))
@@ -61,6 +67,26 @@ class Guard:
             await self.app(scope, _replay(body, receive), counted_send)
         finally:
             trip.record()
+
+    def _foreign(self, headers: dict[str, str]) -> ApiError | None:
+        """403 for a request from a web page (browsers send Origin; API clients do not) or,
+        on loopback, addressed to a name that is not this computer's (DNS rebinding)."""
+        origin = headers.get("origin")
+        if origin is not None:
+            return ApiError(403, "Requests from web pages are refused: this server is for "
+                            "programs on this computer.", kind="permission_error",
+                            code="browser_origin_refused")
+        if self.loopback_only:
+            from urllib.parse import urlsplit
+
+            from desktop_app.core import egress
+
+            host = urlsplit(f"//{headers.get('host', '')}").hostname or ""
+            if not egress.is_local_host(host):
+                return ApiError(403, f"This server answers requests addressed to this computer "
+                                f"(localhost, 127.0.0.1), not to '{host[:60]}'.",
+                                kind="permission_error", code="foreign_host_refused")
+        return None
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> ApiError | None:
         length = headers.get("content-length")
@@ -120,11 +146,12 @@ class _Trip:
     def __init__(self, scope: Scope) -> None:
         client = scope.get("client") or ("unknown", 0)
         self.client = str(client[0])
-        self.path = str(scope.get("path", ""))
+        self.path = str(scope.get("path", ""))[:200]
         self.method = str(scope.get("method", ""))
         self.body = b""
         self.sent = 0
         self.status: int | None = None
+        self.refused = False
 
     def counting(self, send: Send) -> Send:
         async def counted(message: Message) -> None:
@@ -140,6 +167,8 @@ class _Trip:
         from desktop_app.core import egress
         from desktop_app.core.egress import EgressRecord
 
+        if self.refused:
+            return  # refused before anything was served (no key, too large, a web page)
         egress.ledger().record(EgressRecord(
             host=self.client, url=self.path, method=self.method,
             purpose=f"served: {self.method} {self.path}", bytes_sent=self.sent,

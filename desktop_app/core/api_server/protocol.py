@@ -107,16 +107,23 @@ def to_messages(raw: list[dict[str, Any]]) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for index, message in enumerate(raw):
         where = f"messages.{index}"
-        role = message.get("role") if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            raise ApiError(400, f"{where} must be an object.", param=where)
+        role = message.get("role")
         if role in ("system", "developer"):
             out.append(ChatMessage.system(_text_of(message.get("content"), where)))
         elif role == "user":
             out.append(ChatMessage.user(_text_of(message.get("content"), where)))
         elif role == "assistant":
             calls = []
-            for number, call in enumerate(message.get("tool_calls") or []):
-                function = call.get("function") or {} if isinstance(call, dict) else {}
-                if not function.get("name"):
+            raw_calls = message.get("tool_calls") or []
+            if not isinstance(raw_calls, list):
+                raise ApiError(400, f"{where}.tool_calls must be a list.",
+                               param=f"{where}.tool_calls")
+            for number, call in enumerate(raw_calls):
+                function = call.get("function") if isinstance(call, dict) else None
+                if not isinstance(function, dict) or not isinstance(function.get("name"), str) \
+                        or not function.get("name"):
                     raise ApiError(400, f"{where}.tool_calls.{number}: a call needs a "
                                    "function name.", param=f"{where}.tool_calls")
                 arguments = function.get("arguments")

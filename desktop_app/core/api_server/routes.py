@@ -8,8 +8,8 @@ import contextlib
 import functools
 import json
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -35,6 +35,7 @@ from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.types import ChatMessage, Usage
 
 ToolsFactory = Callable[[], Any]
+T = TypeVar("T")
 
 
 def error_response(error: ApiError) -> JSONResponse:
@@ -59,7 +60,7 @@ def build_app(pool: ModelPool, *, tools: ToolsFactory | None = None) -> Starlett
                     raise ApiError(404, "The agent is not offered by this server.",
                                    code="model_not_found", param="model")
                 return await agent_completion(pool, parsed, tools())
-            return await _chat(pool, name, parsed)
+            return await _chat(pool, name, parsed, request)
         except ApiError as error:
             return error_response(error)
 
@@ -91,8 +92,16 @@ def build_app(pool: ModelPool, *, tools: ToolsFactory | None = None) -> Starlett
 
 
 def _call_options(llm: LLM, parsed: ChatRequest) -> dict[str, Any]:
+    choice = tool_choice_of(parsed.tool_choice)
+    if isinstance(choice, dict):
+        wanted = (choice.get("function") or {}).get("name")
+        offered = {(t.get("function") or {}).get("name") for t in parsed.tools or []
+                   if isinstance(t, dict)}
+        if wanted not in offered:
+            raise ApiError(400, f"tool_choice names '{wanted}', which is not among the tools.",
+                           param="tool_choice")
     options: dict[str, Any] = {
-        "tools": parsed.tools or None, "tool_choice": tool_choice_of(parsed.tool_choice),
+        "tools": parsed.tools or None, "tool_choice": choice,
         "temperature": parsed.temperature, "max_tokens": parsed.token_limit}
     sampling = {k: v for k, v in parsed.sampling().items() if v is not None}
     if parsed.response_format and parsed.response_format.get("type") != "text":
@@ -102,11 +111,46 @@ def _call_options(llm: LLM, parsed: ChatRequest) -> dict[str, Any]:
         if kind not in ("json_object", "json_schema"):
             raise ApiError(400, f"response_format type '{kind}' is not supported.",
                            param="response_format")
+        _check_schema(parsed.response_format)
         sampling["response_format"] = local_response_format(parsed.response_format)
         options["response_format"] = parsed.response_format
     if _takes_sampling(llm):
         options["sampling"] = sampling
     return options
+
+
+#: A JSON schema becomes a grammar before generation: a huge one holds the model for
+#: minutes (an enum of 200,000 values: 6 minutes for 8 tokens).
+MAX_SCHEMA_CHARS = 32_000
+MAX_ENUM = 500
+
+
+def _check_schema(response_format: dict[str, Any]) -> None:
+    schema = (response_format.get("json_schema") or {}).get("schema") \
+        if response_format.get("type") == "json_schema" else response_format.get("schema")
+    if schema is None:
+        return
+    if len(json.dumps(schema)) > MAX_SCHEMA_CHARS:
+        raise ApiError(400, f"The JSON schema is over {MAX_SCHEMA_CHARS:,} characters.",
+                       param="response_format")
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if ref is not None and not (isinstance(ref, str) and ref.startswith("#/")):
+                raise ApiError(400, "Only local references ('#/...') are allowed in the "
+                               "JSON schema.", param="response_format")
+            enum = node.get("enum")
+            if isinstance(enum, list) and len(enum) > MAX_ENUM:
+                raise ApiError(400, f"An enum in the JSON schema has over {MAX_ENUM} values.",
+                               param="response_format")
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
 
 
 def _takes_sampling(llm: LLM) -> bool:
@@ -155,7 +199,23 @@ async def _check_fits(llm: LLM, messages: list[ChatMessage], options: dict[str, 
                         + f"; this model's context holds {llm.context_size:,}.")
 
 
-async def _chat(pool: ModelPool, name: str, parsed: ChatRequest) -> Response:
+async def until_disconnected(request: Request, work: Awaitable[T]) -> T:
+    """``work``'s result, or cancelled as soon as the client has gone (a non-streaming
+    request left behind would keep the model busy to the end of its answer)."""
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=0.25)
+        if done:
+            return task.result()
+        if await request.is_disconnected():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise ApiError(499, "The client closed the connection.", code="client_gone")
+
+
+async def _chat(pool: ModelPool, name: str, parsed: ChatRequest,
+                request: Request) -> Response:
     messages = to_messages(parsed.messages)
     llm = await pool.ready(name)
     options = _call_options(llm, parsed)
@@ -165,7 +225,7 @@ async def _chat(pool: ModelPool, name: str, parsed: ChatRequest) -> Response:
     if not parsed.stream:
         async with pool.serving(), queue.turn():
             try:
-                result = await llm.chat(messages, **options)
+                result = await until_disconnected(request, llm.chat(messages, **options))
             except LLMError as exc:
                 raise _model_error(exc) from None
         return JSONResponse(completion_body(request_id, name, result.message, result.usage,
@@ -207,10 +267,16 @@ async def _stream(pool: ModelPool, name: str, llm: LLM, messages: list[ChatMessa
         yield sse("[DONE]")
 
 
+#: Characters one embeddings request may carry (the model reads 256 tokens of each input;
+#: more only costs time that a client leaving cannot take back).
+MAX_EMBED_CHARS = 1_000_000
+_embedding_turn = asyncio.Semaphore(1)
+
+
 async def _embeddings(raw: bytes) -> Response:
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ApiError(400, "The request body is not valid JSON.") from None
     if not isinstance(data, dict) or "input" not in data:
         raise ApiError(400, "'input' is required: a string or a list of strings.",
@@ -221,8 +287,9 @@ async def _embeddings(raw: bytes) -> Response:
     if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
         raise ApiError(400, "'input' must be a string or a non-empty list of strings "
                        "(token arrays are not supported).", param="input")
-    if len(texts) > 2048:
-        raise ApiError(400, "At most 2,048 inputs per request.", param="input")
+    if len(texts) > 2048 or sum(len(t) for t in texts) > MAX_EMBED_CHARS:
+        raise ApiError(400, f"At most 2,048 inputs and {MAX_EMBED_CHARS:,} characters per "
+                       "request.", param="input")
     from desktop_app.core.documents.embedder import MODEL_ID, shared_embedder
 
     model = str(data.get("model") or MODEL_ID)
@@ -230,7 +297,11 @@ async def _embeddings(raw: bytes) -> Response:
         embedder = await asyncio.to_thread(shared_embedder)
     except RuntimeError as exc:
         raise ApiError(503, str(exc), kind="server_error") from None
-    vectors = await asyncio.to_thread(embedder.embed, texts)
+    if _embedding_turn.locked():
+        raise ApiError(429, "Another embeddings request is being answered; try again shortly.",
+                       kind="rate_limit_error", code="queue_full", headers={"Retry-After": "1"})
+    async with _embedding_turn:
+        vectors = await asyncio.to_thread(embedder.embed, texts)
     tokens = sum(await asyncio.to_thread(lambda: [embedder.count_tokens(t) for t in texts]))
     return JSONResponse({"object": "list", "model": model, "data": [
         {"object": "embedding", "index": i, "embedding": [float(x) for x in vector]}
