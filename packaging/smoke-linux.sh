@@ -29,6 +29,14 @@ log "chat with the bundled model: '$answer' ($((SECONDS - started)) s, first lau
     2>/dev/null | grep -q "8.04672" || fail "convert_units did not know millas"
 log "place and unit names in other languages resolve in the frozen app"
 
+# Offline voice frozen with the app: Piper speaks (a child process of the app itself) and
+# Whisper hears it back.
+"$app" voice say "The train leaves at noon." -o "$DESKTOP_APP_HOME/voice.wav" 2>/dev/null \
+    || fail "voice say"
+heard="$("$app" voice transcribe "$DESKTOP_APP_HOME/voice.wav" 2>/dev/null)"
+grep -qi "train" <<<"$heard" || fail "voice transcribe heard: $heard"
+log "offline voice in the frozen app: '$heard'"
+
 # The window: start it, wait for it, type a question, wait for the stored answer.
 xvfb-run -a -s "-screen 0 1280x800x24" bash -s "$app" "$DESKTOP_APP_HOME" <<'WINDOW'
 set -euo pipefail
