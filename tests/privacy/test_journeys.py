@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,56 +23,11 @@ from fake_openai_server import (  # noqa: F401
     this_computers_lan_address,
     use_endpoint,
 )
-from hub_fakes import FakeHub, HubFile, serve_hub, write_tiny_gguf
+from hub_fakes import FakeHub
+from network_audit import lan_hub, network, off_computer  # noqa: F401
 
 from desktop_app.cli import main
 from desktop_app.core import egress
-
-_seen: list[tuple[str, str]] = []
-_recording = False
-
-
-def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if not _recording:
-        return
-    if event == "socket.getaddrinfo":
-        _seen.append((event, str(args[0])))
-    elif event == "socket.connect" and len(args) > 1 and isinstance(args[1], tuple):
-        _seen.append((event, str(args[1][0])))
-
-
-sys.addaudithook(_hook)
-
-
-@pytest.fixture
-def network() -> Iterator[list[tuple[str, str]]]:
-    global _recording
-    _seen.clear()
-    _recording = True
-    try:
-        yield _seen
-    finally:
-        _recording = False
-        egress.set_offline(False)
-
-
-def _off_computer(seen: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    return [(event, host) for event, host in seen if not egress.is_local_host(host)]
-
-
-@pytest.fixture
-def lan_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    address = this_computers_lan_address()
-    if address is None:
-        pytest.skip("this machine has no non-loopback address")
-    files = tmp_path / "hub-files"
-    files.mkdir()
-    tiny = write_tiny_gguf(files / "tiny-Q4_K_M.gguf", data_bytes=64 * 1024)
-    fake = FakeHub(repos={"acme/Tiny-GGUF": {"tiny-Q4_K_M.gguf": HubFile(tiny)}})
-    for served in serve_hub(fake, host=address):
-        monkeypatch.setenv("HF_ENDPOINT", served.url)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        yield served
 
 
 def _journeys(server: FakeOpenAIServer, app_home: Path, tmp_path: Path,
@@ -106,7 +59,7 @@ def test_with_the_lock_on_nothing_goes_off_the_computer(
     codes = _journeys(lan_server, app_home, tmp_path, offline=True)
     assert all(code != 0 for code in codes)  # each one refused, with a message
     assert capsys.readouterr().err.count("offline lock is on") >= 4
-    assert _off_computer(network) == []
+    assert off_computer(network) == []
     assert lan_server.requests == [] and lan_hub.requests == []
     assert egress.ledger().entries() == []
 
@@ -117,7 +70,7 @@ def test_with_the_lock_off_every_request_off_the_computer_is_in_the_ledger(
     codes = _journeys(lan_server, app_home, tmp_path, offline=False)
     assert codes == [0, 0, 0, 0], capsys.readouterr().err
     rows = egress.ledger().entries()
-    connected = {host for event, host in _off_computer(network) if event == "socket.connect"}
+    connected = {host for event, host in off_computer(network) if event == "socket.connect"}
     assert connected == {lan_server.host}
     assert {row.host for row in rows} == connected and not any(row.local for row in rows)
     model_rows = [row for row in rows if row.purpose == "chat completion"]

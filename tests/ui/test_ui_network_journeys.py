@@ -7,7 +7,6 @@ lock off: every connection off the computer has its requests in the ledger."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,55 +17,12 @@ from ui_helpers import make_window, wait_for
 sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from fake_openai_server import Reply, chunk, lan_server, this_computers_lan_address  # noqa: F401
-from hub_fakes import FakeHub, HubFile, serve_hub, write_tiny_gguf
+from network_audit import lan_hub, network, off_computer  # noqa: F401
 
 from desktop_app.core import egress
 from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
 
 pytestmark = pytest.mark.gui
-
-_seen: list[tuple[str, str]] = []
-_recording = False
-
-
-def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if not _recording:
-        return
-    if event == "socket.getaddrinfo":
-        _seen.append((event, str(args[0])))
-    elif event == "socket.connect" and len(args) > 1 and isinstance(args[1], tuple):
-        _seen.append((event, str(args[1][0])))
-
-
-sys.addaudithook(_hook)
-
-
-@pytest.fixture
-def network() -> Iterator[list[tuple[str, str]]]:
-    global _recording
-    _seen.clear()
-    _recording = True
-    try:
-        yield _seen
-    finally:
-        _recording = False
-        egress.set_offline(False)
-
-
-@pytest.fixture
-def lan_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    address = this_computers_lan_address()
-    if address is None:
-        pytest.skip("this machine has no non-loopback address")
-    files = tmp_path / "hub-files"
-    files.mkdir()
-    tiny = write_tiny_gguf(files / "tiny-Q4_K_M.gguf", data_bytes=4096)
-    fake = FakeHub(repos={"acme/Tiny-GGUF": {"tiny-Q4_K_M.gguf": HubFile(tiny)}})
-    for served in serve_hub(fake, host=address):
-        monkeypatch.setenv("HF_ENDPOINT", served.url)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        yield served
-
 
 async def _journeys(qtbot, server, offline: bool) -> Any:
     from desktop_app.core.llm.testing import ScriptedLLM
