@@ -15,7 +15,6 @@ from desktop_app.core.llm.base import LLM
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.tools.base import Change, ToolRegistry
 from desktop_app.core.tools.builtin import default_tools
-from desktop_app.core.tools.sharing import kept_local_for
 
 
 def register(subparsers: Any) -> None:
@@ -46,7 +45,7 @@ async def _compare(args: argparse.Namespace) -> int:
 
     def agent_for(llm: LLM) -> ReActAgent:
         return make_agent(llm, ToolRegistry(tools), max_iterations=args.max_iterations,
-                          confirm=deny, share=kept_local_for(llm))
+                          confirm=deny)  # files stay from hosted models (make_agent)
 
     try:
         targets = []

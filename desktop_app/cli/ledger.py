@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     for row in rows:
         where = f"{row.host} (this computer)" if row.local else row.host
         status = "" if row.error is None else f"  failed: {row.error}"
-        print(f"{row.id:>5}  {_local_time(row.time)}  {where:32}  {row.purpose:22}  "
+        print(f"{row.id:>5}  {egress.local_time(row.time)}  {where:32}  {row.purpose:22}  "
               f"sent {egress.human_bytes(row.bytes_sent):>8}  "
               f"received {egress.human_bytes(row.bytes_received):>8}{status}")
     remote = [row for row in rows if not row.local]
@@ -80,10 +80,3 @@ def run(args: argparse.Namespace) -> int:
           f"{egress.human_bytes(sum(r.bytes_sent for r in remote))} sent. "
           f"The exact content: desktop-app ledger --show N. Kept in {ledger.path}.")
     return 0
-
-
-def _local_time(stamp: str) -> str:
-    try:
-        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return stamp

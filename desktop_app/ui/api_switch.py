@@ -28,8 +28,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.config.settings import update_saved_settings
-
 
 def example(base_url: str, key: str, model: str) -> str:
     """What a user copies into a terminal or a script."""
@@ -89,16 +87,13 @@ class ApiServerControl:
                 for entry in self.window.ctx.registry.entries() if entry.kind == "endpoint"]
 
     def set_hosted(self, names: list[str]) -> None:
-        ctx = self.window.ctx
-        ctx.settings.api_server.hosted = list(names)
+        def change(settings: Any) -> bool:
+            settings.api_server.hosted = list(names)
+            return True
+
+        self.window.spawn(self.window.ctx.update_settings(change))
         if self.server is not None:
             self.server.pool.set_hosted(names)
-        if getattr(ctx, "persist_settings", False):
-            def change(stored: Any) -> bool:
-                stored.api_server.hosted = list(names)
-                return True
-
-            self.window.spawn(asyncio.to_thread(update_saved_settings, change))
         self._changed()
 
     def status(self) -> str:
@@ -114,18 +109,16 @@ class ApiServerControl:
             listener()
 
     def _remember(self, on: bool) -> None:
-        ctx = self.window.ctx
-        if ctx.settings.api_server.enabled == on:
+        if self.window.ctx.settings.api_server.enabled == on:
             return
-        ctx.settings.api_server.enabled = on
-        if getattr(ctx, "persist_settings", False):
-            def change(stored: Any) -> bool:
-                if stored.api_server.enabled == on:
-                    return False
-                stored.api_server.enabled = on
-                return True
 
-            self.window.spawn(asyncio.to_thread(update_saved_settings, change))
+        def change(settings: Any) -> bool:
+            if settings.api_server.enabled == on:
+                return False
+            settings.api_server.enabled = on
+            return True
+
+        self.window.spawn(self.window.ctx.update_settings(change))
 
 
 class ApiSwitch(QToolButton):

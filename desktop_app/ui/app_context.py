@@ -7,11 +7,16 @@ registry of fake or real models and a store on a temporary folder.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop_app.core.config.settings import Settings, load_settings, save_settings
+from desktop_app.core.config.settings import (
+    Settings,
+    load_settings,
+    save_settings,
+    update_saved_settings,
+)
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.registry import ModelRegistry
 from desktop_app.core.store.async_store import AsyncStore
@@ -71,6 +76,15 @@ class AppContext:
         self.toolbox = Toolbox(self.settings)
         status: dict[str, str | None] = await self.toolbox.start()
         return status
+
+    def update_settings(self, change: Callable[[Settings], bool]) -> Awaitable[None]:
+        """Apply ``change`` to the settings the window holds, at once, and return the work
+        that applies it to settings.json (read just before writing, off the Qt thread) for
+        the caller to spawn. ``change`` returns whether it changed anything."""
+        change(self.settings)
+        if not self.persist_settings:
+            return asyncio.sleep(0)
+        return asyncio.to_thread(update_saved_settings, change)
 
     async def apply_settings(self, settings: Settings) -> None:
         """Adopt new settings: save them (off the Qt thread) and rebuild the model

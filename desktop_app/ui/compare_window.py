@@ -302,12 +302,9 @@ class CompareWindow(QWidget):
             # (the same rule as `desktop-app compare`).
             return False
 
-        from desktop_app.core.tools.sharing import kept_local_for
-
         # Nor is anyone asked before files or notes go to a model on another computer:
-        # they stay local (a hosted model answers without them).
-        return make_agent(llm, self.ctx.tools(), confirm=deny, share=kept_local_for(llm),
-                          **self.agent_options)
+        # make_agent keeps them local (a hosted model answers without them).
+        return make_agent(llm, self.ctx.tools(), confirm=deny, **self.agent_options)
 
     def _on_event(self, name: str, event: Event) -> None:
         column = self.columns.get(name)

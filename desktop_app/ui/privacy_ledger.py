@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +58,6 @@ async def show_sent(turn: Any) -> None:
     rows = await asyncio.to_thread(egress.ledger().entries, message_id=str(turn.message_id))
     if rows:
         turn.set_sent(sent_summary(rows))
-
-
-def _local_time(stamp: str) -> str:
-    try:
-        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return stamp
 
 
 class LedgerWindow(QDialog):
@@ -147,7 +139,7 @@ class LedgerWindow(QDialog):
         self.table.setRowCount(len(rows))
         for index, row in enumerate(reversed(rows)):  # newest first
             where = f"{row.host} (this computer)" if row.local else row.host
-            cells = (_local_time(row.time), where, row.purpose, human_bytes(row.bytes_sent),
+            cells = (egress.local_time(row.time), where, row.purpose, human_bytes(row.bytes_sent),
                      human_bytes(row.bytes_received), self._chat_name(row.conversation_id))
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)

@@ -5,7 +5,6 @@ runs on this computer."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -65,6 +64,7 @@ class VoiceControls:
             action = speeds.addAction(label)
             action.setCheckable(True)
             action.setChecked(abs(value - settings.speed) < 0.01)
+            action.setData(value)
             action.triggered.connect(lambda _on, v=value: self._speed(v))
         self.speed_menu = speeds
         languages = menu.addMenu("Dictation language")
@@ -178,42 +178,30 @@ class VoiceControls:
         self.pause_reading.setText("Resume" if paused else "Pause")
 
     def _send_on_stop(self, on: bool) -> None:
-        self.window.ctx.settings.voice.send_on_stop = on
-        self._remember()
+        self._remember(lambda voice: setattr(voice, "send_on_stop", on))
 
-    def _remember(self) -> None:
-        """The voice choices are settings: saved (off the Qt thread) as they change."""
-        ctx = self.window.ctx
-        if not getattr(ctx, "persist_settings", False):
-            return
-        chosen = ctx.settings.voice.model_copy()
-
-        def change(stored: Any) -> bool:
-            stored.voice = chosen
+    def _remember(self, choose: Callable[[Any], None]) -> None:
+        """A voice choice is a setting: held at once, saved off the Qt thread."""
+        def change(settings: Any) -> bool:
+            choose(settings.voice)
             return True
 
-        from desktop_app.core.config.settings import update_saved_settings
-
-        self.window.spawn(asyncio.to_thread(update_saved_settings, change))
+        self.window.spawn(self.window.ctx.update_settings(change))
 
     def _language(self, code: str | None) -> None:
-        self.window.ctx.settings.voice.language = code
-        self._remember()
+        self._remember(lambda voice: setattr(voice, "language", code))
         self.dictation.language = code
         for action in self.language_menu.actions():
             action.setChecked(action.data() == code)
 
     def _speed(self, value: float) -> None:
-        self.window.ctx.settings.voice.speed = value
-        self._remember()
+        self._remember(lambda voice: setattr(voice, "speed", value))
         self.reader.speed = value  # from the next sentence on
         for action in self.speed_menu.actions():
-            action.setChecked(action.text() == {0.8: "Slower", 1.0: "Normal", 1.25: "Faster",
-                                                1.5: "Fastest"}[value])
+            action.setChecked(action.data() == value)
 
     def _read_answers(self, on: bool) -> None:
-        self.window.ctx.settings.voice.read_answers = on
-        self._remember()
+        self._remember(lambda voice: setattr(voice, "read_answers", on))
         if not on:
             self.reader.stop()
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import wave
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -223,12 +222,3 @@ class Dictation(QObject):
         if self._input is not None:
             self._input.stop()
             self._input = None
-
-
-def save_wav(pcm: bytes, path: Path, rate: int = RATE) -> Path:
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(pcm)
-    return path

@@ -20,8 +20,3 @@ def server_key() -> tuple[str, bool]:
     key = PREFIX + random.token_urlsafe(32)
     secrets.set_api_key(KEY_REF, key)
     return key, True
-
-
-def forget_server_key() -> None:
-    """A new key is made on the next start (the old one stops working)."""
-    secrets.delete_api_key(KEY_REF)

@@ -15,7 +15,14 @@
 from __future__ import annotations
 
 from desktop_app.core.egress.context import purpose, serve_in_this_task, serving
-from desktop_app.core.egress.ledger import EgressRecord, Ledger, flush_all, human_bytes, ledger
+from desktop_app.core.egress.ledger import (
+    EgressRecord,
+    Ledger,
+    flush_all,
+    human_bytes,
+    ledger,
+    local_time,
+)
 from desktop_app.core.egress.lock import (
     OfflineBlockedError,
     guard,
@@ -27,5 +34,5 @@ from desktop_app.core.egress.lock import (
 from desktop_app.core.egress.transport import async_client, client
 
 __all__ = ["EgressRecord", "Ledger", "OfflineBlockedError", "async_client", "client", "flush_all", "guard", "human_bytes",
-           "is_local_host", "is_local_url", "is_offline", "ledger", "purpose", "serve_in_this_task", "serving",
+           "is_local_host", "is_local_url", "is_offline", "ledger", "local_time", "purpose", "serve_in_this_task", "serving",
            "set_offline"]

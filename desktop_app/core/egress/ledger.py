@@ -334,6 +334,14 @@ def flush_all() -> None:
         each.flush()
 
 
+def local_time(stamp: str) -> str:
+    """A row's time (UTC, ISO) on the user's own clock, as the ledger shows it."""
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return stamp
+
+
 def human_bytes(count: int) -> str:
     """'512 B', '3.2 kB', '4.1 MB' (decimal units, as file managers show sizes)."""
     value = float(count)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import wave
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,7 +122,3 @@ def normalise(text: str) -> str:
     text = re.sub(r"(\d)([a-z])", r"\1 \2", text)
     text = re.sub(r"[^\w\s']", " ", text).replace("'", "")
     return " ".join(_NUMBER_WORDS.get(word, word) for word in text.split())
-
-
-def joined(texts: Sequence[str]) -> str:
-    return " ".join(t.strip() for t in texts if t.strip())
