@@ -60,3 +60,24 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 # Real-model and real-server fixtures shared by every test package.
 from fixtures_llama import *
 from fixtures_server import *
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A real 3 MB file system holding the app's home (DESKTOP_APP_HOME), to fill with
+    ``disk_helpers.fill_disk``. Mounting needs root: skipped elsewhere (CI here is root)."""
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)],
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"no tmpfs here: {done.stderr.decode(errors='replace')}")
+    monkeypatch.setenv("DESKTOP_APP_HOME", str(disk / "home"))
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)

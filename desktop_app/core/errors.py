@@ -6,6 +6,8 @@ engine, the CLI, the UI) handle one family of errors and can show ``str(error)``
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class DesktopAppError(Exception):
     """Root of all errors raised on purpose by desktop-app.
@@ -42,6 +44,14 @@ class KeyringUnavailableError(SecretsError):
 # --- storage -------------------------------------------------------------------------------
 class StorageError(DesktopAppError):
     """The conversation store could not read or write."""
+
+
+class DamagedDatabaseError(StorageError):
+    """The database file at ``path`` is not a database SQLite can open (damaged)."""
+
+    def __init__(self, message: str, path: Path, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.path = path
 
 
 # --- LLM -----------------------------------------------------------------------------------

@@ -137,20 +137,50 @@ async def start_tools(window: object) -> None:
 
 
 def run_app(argv: Sequence[str] | None = None) -> int:
-    """Run the desktop app until its window is closed; returns the exit code."""
+    """Run the desktop app until its window is closed; returns the exit code.
+
+    A database that cannot be opened because it is damaged is offered to be moved aside
+    (kept for recovery), and the app then starts with an empty history."""
+    from desktop_app.core.errors import DamagedDatabaseError
+    from desktop_app.core.store.db import move_aside
+    from desktop_app.ui import error_funnel
+
+    app = create_application(argv)
+    while True:
+        failure = _run_window(app)
+        if failure is None:
+            return 0
+        if isinstance(failure, KeyboardInterrupt):
+            return 130
+        message = error_funnel.user_message(failure, "startup")
+        if isinstance(failure, DamagedDatabaseError) and error_funnel.offer_move_aside(
+                message, failure.path):
+            try:
+                kept = move_aside(failure.path)
+            except OSError as exc:
+                error_funnel.show_startup_error(f"{message} Moving it aside failed: {exc}.")
+                return 1
+            print(f"desktop-app: the damaged database was kept as {kept}", file=sys.stderr)
+            continue
+        error_funnel.show_startup_error(message)
+        return 1
+
+
+def _run_window(app: QApplication) -> BaseException | None:
+    """One run of the window on a fresh event loop: None when it was closed, else what
+    stopped it from opening (or the Ctrl-C that ended it)."""
     from desktop_app.ui import error_funnel
     from desktop_app.ui.event_loop import make_event_loop
 
-    app = create_application(argv)
     loop = make_event_loop(app)
     asyncio.set_event_loop(loop)
-    startup_errors: list[str] = []
+    startup_error: list[BaseException] = []
 
     async def main() -> None:
         try:
             window = await open_window(app)
         except Exception as exc:  # noqa: BLE001 - a damaged database, an unwritable folder
-            startup_errors.append(error_funnel.user_message(exc, "startup"))
+            startup_error.append(exc)
             return
         error_funnel.install(loop, window.show_error)
         closed = asyncio.Event()
@@ -167,14 +197,11 @@ def run_app(argv: Sequence[str] | None = None) -> int:
 
     try:
         loop.run_until_complete(main())
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:
+        return exc
     finally:
         loop.close()
         from desktop_app.core import egress
 
         egress.flush_all()  # the privacy ledger's last rows are written before we exit
-    if startup_errors:
-        error_funnel.show_startup_error(startup_errors[0])
-        return 1
-    return 0
+    return startup_error[0] if startup_error else None

@@ -17,6 +17,7 @@ from desktop_app.core.config.settings import (
     save_settings,
     update_saved_settings,
 )
+from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.registry import ModelRegistry
 from desktop_app.core.store.async_store import AsyncStore
@@ -45,6 +46,8 @@ class AppContext:
     toolbox: Any = None
     #: Local documents (``documents()``), opened on first use.
     library: Any = None
+    #: The last save of settings failed (disk full): the next one writes all of them.
+    _unsaved: bool = False
 
     def documents(self) -> Any:
         """The ``DocumentLibrary`` (its SQLite file opens on first use; the embedding
@@ -79,21 +82,46 @@ class AppContext:
 
     def update_settings(self, change: Callable[[Settings], bool]) -> Awaitable[None]:
         """Apply ``change`` to the settings the window holds, at once, and return the work
-        that applies it to settings.json (read just before writing, off the Qt thread) for
-        the caller to spawn. ``change`` returns whether it changed anything."""
+        that applies it to settings.json (read just before writing, off the Qt thread, so
+        a change another program saved meanwhile is kept) for the caller to spawn.
+        ``change`` returns whether it changed anything."""
         change(self.settings)
         if not self.persist_settings:
             return asyncio.sleep(0)
-        return asyncio.to_thread(update_saved_settings, change)
+        return self._save_change(change)
+
+    async def _save_change(self, change: Callable[[Settings], bool]) -> None:
+        if self._unsaved:  # an earlier save failed: this one carries it as well
+            await self.save_settings(self.settings)
+            return
+        try:
+            await asyncio.to_thread(update_saved_settings, change)
+        except DesktopAppError:
+            self._unsaved = True
+            raise
+
+    async def save_settings(self, settings: Settings) -> None:
+        """Make ``settings`` the window's settings and write them to settings.json (off
+        the Qt thread). A disk that is full raises ``ConfigError`` and the file saved
+        before stays as it was; the next save writes everything held."""
+        self.settings = settings
+        if not self.persist_settings:
+            return
+        try:
+            await asyncio.to_thread(save_settings, settings)
+        except DesktopAppError:
+            self._unsaved = True
+            raise
+        self._unsaved = False
 
     async def apply_settings(self, settings: Settings) -> None:
-        """Adopt new settings: save them (off the Qt thread) and rebuild the model
-        registry, keeping every loaded model whose configuration did not change."""
+        """Adopt new settings: save them unless they are already the ones saved, and
+        rebuild the model registry, keeping every loaded model whose configuration did not
+        change."""
+        if settings is not self.settings:
+            await self.save_settings(settings)
         old = self.registry
         self.registry = build_registry(settings)
-        self.settings = settings
-        if self.persist_settings:
-            await asyncio.to_thread(save_settings, settings)
         await self.registry.adopt_from(old)
         if self.toolbox is not None:  # restarts MCP servers only if their config changed
             await self.toolbox.apply_settings(settings)

@@ -218,6 +218,6 @@ class ChatAssistant:
         window = self.window
         editor = AssistantEditor(window.ctx.settings, window.ctx.registry,
                                  [tool.name for tool in window.ctx.tools()], window)
-        editor.saved.connect(lambda settings: window.spawn(window.apply_settings(settings)))
+        editor.saved.connect(window.settings_chosen)
         self.editor = editor
         editor.open()

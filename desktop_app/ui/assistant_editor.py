@@ -26,11 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.assistants import all_assistants
-from desktop_app.core.config.settings import AssistantConfig, Settings, save_settings
+from desktop_app.core.config.settings import AssistantConfig, Settings
 
 
 class AssistantEditor(QDialog):
-    """Edits ``settings.assistants``; ``saved`` carries the new settings (already saved)."""
+    """Edits ``settings.assistants``; ``saved`` carries the new settings (the window saves
+    and applies them)."""
 
     saved = Signal(object)
 
@@ -220,6 +221,5 @@ class AssistantEditor(QDialog):
             self.error.show()
             return
         self.settings.assistants = own
-        save_settings(self.settings)
-        self.saved.emit(self.settings)
+        self.saved.emit(self.settings)  # the window saves them, off the Qt thread
         self.accept()

@@ -162,6 +162,11 @@ class Composer(QFrame):
     def text(self) -> str:
         return self.input.toPlainText()
 
+    def restore_draft(self, text: str) -> None:
+        """A message that could not be sent comes back, unless something new was typed."""
+        if not self.input.toPlainText().strip():
+            self.input.setPlainText(text)
+
     def submit(self) -> None:
         text = self.input.toPlainText().strip()
         if not text:

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -71,3 +72,19 @@ def show_startup_error(message: str) -> None:
 
     print(f"desktop-app cannot start: {message}", file=sys.stderr)
     QMessageBox.critical(None, "desktop-app cannot start", message)
+
+
+def offer_move_aside(message: str, path: Path) -> bool:
+    """The database at ``path`` is damaged: ask whether to move it aside and start with an
+    empty history (True) or quit (False)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    print(f"desktop-app cannot open its database: {message}", file=sys.stderr)
+    box = QMessageBox(QMessageBox.Icon.Critical, "desktop-app cannot open its history",
+                      f"{message}\n\nMove it aside and start with an empty history? The "
+                      f"file is kept beside it as {path.name}.damaged-<date> for recovery.")
+    move = box.addButton("Move aside and start", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton("Quit", QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(move)
+    box.exec()
+    return box.clickedButton() is move

@@ -11,7 +11,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QByteArray, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.log_setup import configured_secrets
+from desktop_app.ui import shortcuts
 from desktop_app.ui.api_switch import ApiServerControl, ApiSwitch
 from desktop_app.ui.app_context import AppContext
 from desktop_app.ui.artifact_dock import ArtifactDock
@@ -142,15 +143,7 @@ class MainWindow(WindowRunEvents, WindowDialogs, QMainWindow):
         self.controller.model_progress.connect(self.banner.set_progress)
         hints = QGuiApplication.styleHints()
         hints.colorSchemeChanged.connect(self._system_theme_changed)
-        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
-        self.stop_shortcut.activated.connect(self._escape)
-        for keys, slot in ((QKeySequence.StandardKey.New, self.new_conversation),
-                           (QKeySequence.StandardKey.Find, self.sidebar.search.setFocus),
-                           (QKeySequence("Ctrl+,"), self.open_settings),
-                           (QKeySequence("Ctrl+Shift+M"), self.open_compare),
-                           (QKeySequence("Ctrl+Shift+D"), self.documents.open_window),
-                           (QKeySequence("Ctrl+Q"), self.close)):
-            QShortcut(QKeySequence(keys), self).activated.connect(slot)
+        shortcuts.install(self)  # F1 lists them
         self.artifact_pane.count_changed.connect(self._artifact_count)
         GgufDropFilter(self, self._models_dropped)
         self._show_model_in_empty_state()
@@ -322,18 +315,23 @@ class MainWindow(WindowRunEvents, WindowDialogs, QMainWindow):
         if self.controller.active is not None:
             self.interrupt(text)
             return
-        # Check the model before anything changes on screen: the error says what to do.
-        self.ctx.registry.resolve(self.picker.current_model())
-        editing = self.edits.take()
-        if editing is not None:
-            await self._truncate_from(editing)
-        if self.conversation_id is None:
-            conv = await self.ctx.store.create_conversation(
-                model=self.picker.current_model(), mode=self.picker.current_mode())
-            self.conversation_id = conv.id
-            await self.assistant.attach(conv.id)
-            self.sidebar.set_current(conv.id)
-            save_state(last_conversation=conv.id)
+        try:
+            # Check the model before anything changes on screen: the error says what to do.
+            self.ctx.registry.resolve(self.picker.current_model())
+            editing = self.edits.take()
+            if editing is not None:
+                await self._truncate_from(editing)
+            if self.conversation_id is None:
+                conv = await self.ctx.store.create_conversation(
+                    model=self.picker.current_model(), mode=self.picker.current_mode())
+                self.conversation_id = conv.id
+                await self.assistant.attach(conv.id)
+                self.sidebar.set_current(conv.id)
+                save_state(last_conversation=conv.id)
+        except Exception:
+            # Not sent (no model, a full disk): the message goes back where it was typed.
+            self.composer.restore_draft(text)
+            raise
         user = self._wire_user_return(self.chat.add_user(text))
         self.live_turn = self._wire_turn(self.chat.add_assistant())
         self.live_turn.start_thinking(1)

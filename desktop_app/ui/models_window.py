@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -33,7 +34,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core.catalogue import fit, library
 from desktop_app.core.catalogue.fit import size_text
 from desktop_app.core.catalogue.gguf_meta import GgufInfo, read_gguf
-from desktop_app.core.config.settings import Settings, save_settings
+from desktop_app.core.config.settings import Settings
 from desktop_app.ui.models_downloads import DownloadBar
 from desktop_app.ui.models_tabs import ElsewhereTab, RecommendedTab, SearchTab, data_table
 
@@ -165,6 +166,8 @@ class ModelsWindow(QWidget):
         self.gpu_layers.setToolTip("" if self._gpu_offload else
                                    "This llama.cpp build runs on the CPU only")
         self._selected()
+        for keys in (QKeySequence(Qt.Key.Key_Escape), QKeySequence("Ctrl+W")):
+            QShortcut(keys, self).activated.connect(self.close)
 
     # --- plumbing --------------------------------------------------------------------------
     def spawn(self, coro: Any) -> asyncio.Future[Any]:
@@ -176,17 +179,18 @@ class ModelsWindow(QWidget):
     async def _guard(self, coro: Any) -> None:
         try:
             await coro
-        except Exception as exc:  # noqa: BLE001 - shown, never a traceback
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-            self.message.setText(f"Something went wrong: {message}")
+        except Exception as exc:  # noqa: BLE001 - shown, never a traceback (error_funnel)
+            from desktop_app.ui.error_funnel import user_message
+
+            self.message.setText(f"⚠ {user_message(exc, 'models window')}")
 
     @property
     def settings(self) -> Settings:
         return self.ctx.settings
 
     def commit(self, settings: Settings) -> None:
-        """Save ``settings`` and tell the main window; then reread the list."""
-        save_settings(settings)
+        """Hand ``settings`` to the main window (which saves them off the Qt thread); then
+        reread the list."""
         self.settings_changed.emit(settings)
         self.spawn(self.refresh())
 
@@ -231,10 +235,18 @@ class ModelsWindow(QWidget):
                        self.bench_button, self.remove_button):
             widget.setEnabled(row is not None)
         self.gpu_layers.setEnabled(row is not None and self._gpu_offload and not row.bundled)
-        if row is None:
+        if row is None:  # no values shown for no model (a disabled "512" read as one)
+            self.context.setMinimum(0)
+            self.context.setSpecialValueText("—")
+            self.context.setValue(0)
+            self.threads.setSpecialValueText("—")
+            self.threads.setValue(0)
             self.detail.setText("Select a model to change its settings, measure it or "
                                 "remove it.")
             return
+        self.context.setSpecialValueText("")
+        self.context.setMinimum(512)
+        self.threads.setSpecialValueText("automatic")
         self.remove_button.setEnabled(not row.bundled)
         self.bench_button.setEnabled(row.path is not None and not self.downloads.busy)
         config = library.find_local_model(self.settings, row.name)
@@ -340,7 +352,7 @@ def open_models_window(main: Any) -> ModelsWindow:
     window = getattr(main, "models_window", None)
     if window is None or not shiboken6.isValid(window):
         window = ModelsWindow(main.ctx, main, running=main.controller.loaded_models)
-        window.settings_changed.connect(lambda s: main.spawn(main.apply_settings(s)))
+        window.settings_changed.connect(main.settings_chosen)
         window.benchmarked.connect(lambda: main.spawn(main.refresh_speeds()))
         main.closed.connect(window.close)
         main.models_window = window

@@ -8,14 +8,13 @@ the ``privacy.offline`` setting, saved off the Qt thread, and applies at once to
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtWidgets import QToolButton, QWidget
 
 from desktop_app.core import egress
-from desktop_app.core.config.settings import PrivacySettings, save_settings
+from desktop_app.core.config.settings import Settings
 
 _ON = "Offline lock: on"
 _OFF = "Offline lock: off"
@@ -49,7 +48,9 @@ class OfflineSwitch(QToolButton):
     def _toggled(self, on: bool) -> None:
         egress.set_offline(on)
         self._show(on)
-        settings = self._ctx.settings.model_copy(update={"privacy": PrivacySettings(offline=on)})
-        self._ctx.settings = settings
-        if getattr(self._ctx, "persist_settings", False):
-            self._spawn(asyncio.to_thread(save_settings, settings))
+        def switch(settings: Settings) -> bool:
+            changed = settings.privacy.offline != on
+            settings.privacy.offline = on
+            return changed
+
+        self._spawn(self._ctx.update_settings(switch))

@@ -9,6 +9,7 @@ from typing import Any
 
 import shiboken6
 
+from desktop_app.core.errors import DesktopAppError
 from desktop_app.ui import theme
 
 
@@ -27,7 +28,7 @@ class WindowDialogs:
         from desktop_app.ui.settings_dialog import SettingsDialog
 
         dialog = SettingsDialog(self.ctx.settings, self)
-        dialog.saved.connect(lambda s: self.spawn(self.apply_settings(s)))
+        dialog.saved.connect(self.settings_chosen)
         dialog.saved.connect(lambda _s: self._report_removed_keys(dialog))
         dialog.open()
         self.settings_dialog = dialog
@@ -38,8 +39,20 @@ class WindowDialogs:
             self.banner.set_status("Removed from the keyring: the API key of "
                                    + ", ".join(f"“{n}”" for n in names) + ".")
 
+    def settings_chosen(self, settings: Any) -> None:
+        """Settings a dialog produced: the window's at once, saved and applied next."""
+        self.ctx.settings = settings
+        self.spawn(self.apply_settings(settings))
+
     async def apply_settings(self, settings: Any) -> None:
-        """Adopt saved settings; models are swapped only once no answer is being written."""
+        """Save ``settings`` at once; models are swapped only once no answer is being
+        written."""
+        try:
+            await self.ctx.save_settings(settings)
+        except DesktopAppError as exc:  # in use all the same; the message says it is unsaved
+            not_saved: DesktopAppError | None = exc
+        else:
+            not_saved = None
         if self.controller.active is not None:
             self.banner.set_status("Settings will apply when the current answer is done…")
             await self.controller.wait_idle()
@@ -55,6 +68,8 @@ class WindowDialogs:
         self.assistant.refresh()
         self._show_model_in_empty_state()
         self.spawn(self.refresh_speeds())
+        if not_saved is not None:
+            raise not_saved
 
     def _system_theme_changed(self, *_: object) -> None:
         from PySide6.QtWidgets import QApplication

@@ -170,3 +170,18 @@ def test_downloads_run_in_a_thread_and_report_progress_across_threads(
     worker.start()
     worker.join(60)
     assert result and result[0].stat().st_size == model.size
+
+
+def test_a_hub_that_cannot_be_reached_is_said_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """huggingface_hub retried a refused connection five times (24 s of "Searching…")."""
+    import socket
+    import time
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    started = time.monotonic()
+    with pytest.raises(HubError, match="Check the network connection"):
+        search_models("qwen")
+    assert time.monotonic() - started < 5

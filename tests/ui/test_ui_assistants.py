@@ -66,6 +66,7 @@ def test_people_make_their_own_assistant(loop, qtbot) -> None:
         llm = ScriptedLLM(["Done."], tool_call=True)
         window = await make_window(qtbot, llm)
         window.assistant.manage()
+        window.ctx.persist_settings = True
         editor = window.assistant.editor
         qtbot.mouseClick(editor.new_button, Qt.MouseButton.LeftButton)
         editor.name.setText("Pirate")
@@ -76,6 +77,9 @@ def test_people_make_their_own_assistant(loop, qtbot) -> None:
             if item.text() == "calculator":
                 item.setCheckState(Qt.CheckState.Checked)
         editor.save()
+        # Saved off the Qt thread: in the window's settings at once, on disk soon after.
+        assert [a.name for a in window.ctx.settings.assistants] == ["Pirate"]
+        await wait_for(lambda: bool(load_settings().assistants))
         [own] = load_settings().assistants
         assert own.name == "Pirate" and own.tools == ["calculator"]
         await wait_for(lambda: window.assistant.picker.combo.findData("Pirate") >= 0)

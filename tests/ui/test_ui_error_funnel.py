@@ -65,25 +65,54 @@ async def test_unhandled_loop_errors_and_slot_exceptions_reach_the_window(
 
 
 START_DAMAGED = """
+import sys
 from desktop_app.ui import app as ui_app, error_funnel
 shown = []
 error_funnel.show_startup_error = shown.append
+asked = []
+move = sys.argv[1] == "move"
+def offer(message, path):
+    asked.append(message)
+    return move
+error_funnel.offer_move_aside = offer
+opened = []
+real_open = ui_app.open_window
+async def open_then_close(app, ctx=None):
+    window = await real_open(app, ctx)
+    opened.append(window.ctx.store is not None)
+    window.close()
+    return window
+ui_app.open_window = open_then_close
 code = ui_app.run_app()
-print("RESULT", code, repr(shown))
+print("RESULT", code, repr(shown), "ASKED", len(asked), repr(asked), "OPENED", opened)
 """
 
 
-def test_a_damaged_database_at_launch_is_a_message_and_exit_code_1(tmp_path: Path) -> None:
+def _launch_on_damaged_database(tmp_path: Path, answer: str) -> tuple[str, Path]:
     home = tmp_path / "home"
     (home / "data").mkdir(parents=True)
     (home / "data" / "conversations.db").write_bytes(b"this is not a database" * 200)
     env = dict(os.environ, DESKTOP_APP_HOME=str(home), QT_QPA_PLATFORM="offscreen")
-    proc = subprocess.run([sys.executable, "-c", START_DAMAGED], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-c", START_DAMAGED, answer], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT"))
-    assert line.startswith("RESULT 1 ")
+    return line, home / "data"
+
+
+def test_a_damaged_database_at_launch_is_a_message_and_exit_code_1(tmp_path: Path) -> None:
+    line, data = _launch_on_damaged_database(tmp_path, "quit")
+    assert line.startswith("RESULT 1 ") and "ASKED 1" in line and "OPENED []" in line
     assert "could not be opened" in line and "move it aside" in line
+    assert [p.name for p in data.iterdir()] == ["conversations.db"]  # untouched
+
+
+def test_a_damaged_database_moved_aside_at_launch_starts_the_app(tmp_path: Path) -> None:
+    line, data = _launch_on_damaged_database(tmp_path, "move")
+    assert line.startswith("RESULT 0 [] ASKED 1") and "OPENED [True]" in line, line
+    kept = [p for p in data.iterdir() if p.name.startswith("conversations.db.damaged-")]
+    assert len(kept) == 1 and kept[0].read_bytes().startswith(b"this is not a database")
+    assert (data / "conversations.db").exists()  # a new, empty history
 
 
 @pytest.mark.anyio

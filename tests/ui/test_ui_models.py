@@ -40,10 +40,12 @@ def _texts(table, column: int) -> list[str]:
 def test_a_dropped_gguf_is_added_and_listed_with_its_fit(loop, qtbot, tmp_path: Path) -> None:
     async def scenario() -> None:
         window = await make_window(qtbot, ScriptedLLM(["hi"]))
+        window.ctx.persist_settings = True
         model = write_tiny_gguf(tmp_path / "my-model-Q4_K_M.gguf")
         _drop(window, model)
         models = window.models_window
         await wait_for(lambda: "my-model-q4_k_m" in _texts(models.installed, 0))
+        await wait_for(lambda: bool(load_settings().local_models))  # saved off the Qt thread
         [config] = load_settings().local_models
         assert Path(config.path) == model.resolve()  # not copied
         row = _texts(models.installed, 0).index("my-model-q4_k_m")

@@ -138,9 +138,39 @@ def _record_hub_traffic() -> None:
     from desktop_app.core import egress
 
     set_client_factory(lambda: egress.client(
-        "model hub request", event_hooks={"request": [hf_request_event_hook]},
-        follow_redirects=True, timeout=None))
+        "model hub request", factory=_fail_fast_client,
+        event_hooks={"request": [hf_request_event_hook]}, follow_redirects=True,
+        timeout=_HUB_TIMEOUT))
     _recorded_sessions = True
+
+
+class HubUnreachable(Exception):
+    """No connection to the hub could be made (not an httpx error: not retried)."""
+
+
+def _fail_fast_client(transport: Any, **options: Any) -> Any:
+    """huggingface_hub retries a failed connection five times with back-off (24 s before
+    a search said it could not connect); one failed connection is enough to tell a person
+    to check the network, so it is raised as an error the library does not retry."""
+    import httpx2
+
+    class FailFast(httpx2.BaseTransport):
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            try:
+                response: httpx2.Response = transport.handle_request(request)
+            except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+                raise HubUnreachable(str(exc) or type(exc).__name__) from None
+            return response
+
+        def close(self) -> None:
+            transport.close()
+
+    return httpx2.Client(transport=FailFast(), **options)
+
+
+#: Metadata calls only (downloads have their own client): a hub that accepts a connection
+#: and then says nothing is not waited on for ever.
+_HUB_TIMEOUT = 60.0
 
 
 def _api() -> Any:

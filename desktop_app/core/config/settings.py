@@ -14,6 +14,7 @@ callers that must not repair anything, such as a settings check).
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -266,7 +267,7 @@ def load_settings_safe(path: Path | None = None) -> tuple[Settings, str | None]:
     if changed:
         try:
             save_settings(settings, path)
-        except OSError as exc:
+        except ConfigError as exc:
             notes.append(f"The repaired settings could not be saved ({exc}).")
     return settings, " ".join(notes) or None
 
@@ -281,9 +282,20 @@ def update_saved_settings(change: Callable[[Settings], bool]) -> None:
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
-    """Write settings atomically (a crash never leaves a half-written file)."""
+    """Write settings atomically (a crash never leaves a half-written file). A file that
+    cannot be written (disk full, read-only folder) raises ``ConfigError``; the settings
+    saved before stay as they were."""
     path = path or settings_path()
-    _atomic_write(path, settings.model_dump_json(indent=2))
+    try:
+        _atomic_write(path, settings.model_dump_json(indent=2))
+    except OSError as exc:
+        full = exc.errno == errno.ENOSPC
+        raise ConfigError(
+            f"Settings could not be saved to {path}: "
+            f"{'the disk is full' if full else exc.strerror or exc}.",
+            hint=("Free some space on the disk and save again; " if full else
+                  "Check that the folder is writable and save again; ")
+            + "the settings saved before are unchanged.") from exc
     return path
 
 

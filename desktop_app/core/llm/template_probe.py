@@ -42,13 +42,25 @@ _TOOLS = [{"type": "function", "function": {
 _checked: set[tuple[str, int, int]] = set()
 
 
-def _render(template: str) -> None:
-    """In the child: limits first, then one render like llama-cpp-python's."""
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+def _address_space() -> int:
+    """Bytes of address space this process uses now (a forked child inherits the
+    parent's: an app with a model loaded already maps gigabytes)."""
     try:
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
 
+
+def _render(template: str) -> None:
+    """In the child: limits first (memory: what the render may add to what the process
+    already maps), then one render like llama-cpp-python's."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment  # imported by the parent
+
+    memory = _address_space() + MEMORY_BYTES
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    try:
         env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
 
         def raise_exception(message: str) -> None:
@@ -78,7 +90,10 @@ def check_template(template: str | None, path: Path) -> None:
     if key in _checked:
         return
     # fork: the frozen app has no interpreter to start, and the child needs nothing but
-    # jinja2; it leaves with os._exit, so nothing of the parent's state is run twice.
+    # jinja2 (imported here, before the child's limits); it leaves with os._exit, so
+    # nothing of the parent's state is run twice.
+    import jinja2.sandbox  # noqa: F401
+
     child = multiprocessing.get_context("fork").Process(target=_render, args=(template,),
                                                         daemon=True)
     child.start()

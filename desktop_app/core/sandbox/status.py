@@ -10,6 +10,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop_app.core.sandbox.python_layout import (
+    PythonInside,
+    python_at_own_paths,
+    python_inside,
+)
+
 #: Where the workspace appears inside the sandbox (the host path, which may name the user,
 #: stays hidden).
 WORKSPACE_INSIDE = "/workspace"
@@ -65,12 +71,6 @@ def _namespace_args() -> list[str]:
     return ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
 
 
-def _python_roots() -> list[str]:
-    """Folders the interpreter needs, read-only: the venv and its base installation."""
-    roots = {sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
-    return sorted(r for r in roots if r and r != "/" and not r.startswith("/usr"))
-
-
 def _system_args() -> list[str]:
     """A minimal read-only system: /usr, the merged-/usr links, the linker cache."""
     args = ["--ro-bind", "/usr", "/usr"]
@@ -86,14 +86,20 @@ def _system_args() -> list[str]:
 
 
 def bubblewrap_argv(command: list[str], workspace: Path, *, bwrap: str = "bwrap",
-                    scratch: Path | None = None, seccomp_fd: int | None = None) -> list[str]:
+                    scratch: Path | None = None, seccomp_fd: int | None = None,
+                    python: PythonInside | None = None) -> list[str]:
     """``command`` inside bubblewrap; the workspace is the only writable folder, besides
     ``/tmp`` and ``/dev/shm``.
 
     With ``scratch`` (a folder on disk for this call), ``/tmp`` and ``/dev/shm`` are its
     ``tmp`` and ``shm``: on disk, each file held to the file-size limit, instead of tmpfs in
     memory, which the address-space limit does not count (1.5 GiB of the host's memory
-    were filled under a 512 MB limit). The root and ``/dev`` are then read-only."""
+    were filled under a 512 MB limit). The root and ``/dev`` are then read-only.
+
+    No host path is visible inside: the workspace is ``/workspace``, the interpreter is
+    where ``python`` (``python_layout.python_inside``) puts it, and there is no ``/proc``
+    (its ``mountinfo`` names the source of every bind mount, the workspace's host path
+    included; programs that read ``/proc`` see an empty folder)."""
     tmp = ["--tmpfs", "/tmp"]
     shm: list[str] = []
     if scratch is not None:
@@ -102,17 +108,20 @@ def bubblewrap_argv(command: list[str], workspace: Path, *, bwrap: str = "bwrap"
         tmp = ["--bind", str(scratch / "tmp"), "/tmp"]
         shm = ["--bind", str(scratch / "shm"), "/dev/shm", "--remount-ro", "/dev"]
     argv = [bwrap, *_namespace_args(), "--hostname", "sandbox", *_system_args(),
-            "--proc", "/proc", "--dev", "/dev", *shm, *tmp]
+            "--dir", "/proc", "--dev", "/dev", *shm, *tmp]
     # After /tmp's tmpfs: a Python installed under /tmp (a venv in a build folder) would be
     # hidden by it otherwise. Later mounts lie on top of earlier ones.
-    for root in _python_roots():
-        argv += ["--ro-bind", root, root]
+    python = python or python_inside()
+    for host, inside in python.binds:
+        argv += ["--ro-bind", host, inside]
     argv += ["--bind", str(workspace), WORKSPACE_INSIDE, "--chdir", WORKSPACE_INSIDE,
              # A clean environment: nothing of the app's (API keys, bus addresses) goes in.
              "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
              "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
              "--setenv", "LANG", "C.UTF-8", "--setenv", "MPLBACKEND", "Agg",
              "--setenv", "MPLCONFIGDIR", "/tmp"]
+    if python.site_dirs:  # for Python programs the program itself starts
+        argv += ["--setenv", "PYTHONPATH", ":".join(python.site_dirs)]
     if scratch is not None:
         argv += ["--remount-ro", "/"]  # last: the mounts above needed their mount points
     if seccomp_fd is not None:
@@ -129,7 +138,7 @@ def seatbelt_profile(workspace: Path) -> str:
     the workspace and a temp folder inside it, no network. Untested here (Linux machines)."""
     reads = " ".join(f"(subpath {_seatbelt_quote(p)})"
                      for p in ["/usr", "/System", "/Library", "/private/var/db/dyld",
-                               *_python_roots()])
+                               *(host for host, _ in python_at_own_paths().binds)])
     ws = _seatbelt_quote(str(workspace))
     return ("(version 1)\n(deny default)\n(allow process-fork)\n(allow process-exec)\n"
             "(allow signal (target same-sandbox))\n(allow sysctl-read)\n"
@@ -139,7 +148,8 @@ def seatbelt_profile(workspace: Path) -> str:
 
 
 def sandboxed_argv(command: list[str], workspace: Path, scratch: Path | None = None,
-                   seccomp_fd: int | None = None) -> list[str]:
+                   seccomp_fd: int | None = None,
+                   python: PythonInside | None = None) -> list[str]:
     """``command`` wrapped in this machine's sandbox; raises RuntimeError without one.
 
     Inside, the workspace is the working directory (``/workspace`` on Linux); ``scratch``
@@ -150,5 +160,5 @@ def sandboxed_argv(command: list[str], workspace: Path, scratch: Path | None = N
         raise RuntimeError(status.reason)
     if status.kind == "bubblewrap":
         return bubblewrap_argv(command, workspace, bwrap=shutil.which("bwrap") or "bwrap",
-                               scratch=scratch, seccomp_fd=seccomp_fd)
+                               scratch=scratch, seccomp_fd=seccomp_fd, python=python)
     return ["sandbox-exec", "-p", seatbelt_profile(workspace), *command]

@@ -12,13 +12,15 @@ process dies, even on SIGKILL, so a crashed instance never blocks recovery.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import IO
 
 from desktop_app.core import paths
-from desktop_app.core.errors import StorageError
+from desktop_app.core.errors import DamagedDatabaseError, StorageError
 from desktop_app.core.store.migrations import migrate
 
 DB_FILENAME = "conversations.db"
@@ -46,11 +48,37 @@ def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
         if migrate_schema:
             migrate(conn)
     except sqlite3.DatabaseError as exc:
-        raise StorageError(
-            f"The conversation database {path} could not be opened: {exc}",
+        if disk_is_full(path.parent):  # SQLite says "disk I/O error": not a damaged file
+            raise StorageError(
+                f"The conversation database {path} could not be opened: the disk is full.",
+                hint="Free some space on that disk and try again; the database is not "
+                     "damaged and nothing in it was lost.") from exc
+        raise DamagedDatabaseError(
+            f"The conversation database {path} could not be opened: {exc}", path,
             hint="If the file is damaged, move it aside (the app then starts with an empty "
                  "history) and keep the copy for recovery.") from exc
     return conn
+
+
+def move_aside(path: Path) -> Path:
+    """Rename a damaged database (and its -wal and -shm files) to
+    ``conversations.db.damaged-<time>``, kept for recovery; returns the new path."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            part.rename(target.with_name(target.name + suffix))
+    return target
+
+
+def disk_is_full(folder: Path, margin: int = 1 << 20) -> bool:
+    """Less than ``margin`` bytes are left for this user on ``folder``'s file system."""
+    try:
+        vfs = os.statvfs(folder)
+    except OSError:
+        return False
+    return vfs.f_bavail * vfs.f_frsize < margin
 
 
 def integrity_check(conn: sqlite3.Connection) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 import sys
 import threading
 import uuid
@@ -27,8 +28,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TextIO
 
 from desktop_app.core.config.settings import Settings, update_saved_settings
+from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.events.run import Confirm, Event
 from desktop_app.core.tools.base import Change
+
+log = logging.getLogger(__name__)
 
 ConfirmFn = Callable[[str, dict[str, Any], Change | None], Awaitable[bool]]
 EmitFn = Callable[[Event], Any]
@@ -42,6 +46,13 @@ def _save_always_allowed(tool_name: str) -> None:
         return True
 
     update_saved_settings(allow)
+
+
+def _save_in_background(tool_name: str) -> None:
+    try:
+        _save_always_allowed(tool_name)
+    except DesktopAppError as exc:  # held in memory for this session; the log says why
+        log.warning("'always allow %s' was not saved: %s", tool_name, exc)
 
 
 class AlwaysAllowList:
@@ -75,7 +86,7 @@ class AlwaysAllowList:
             _save_always_allowed(tool_name)
         elif self._persist:
             # Not a daemon: a write under way when the app quits is finished first.
-            self.saving = threading.Thread(target=_save_always_allowed, args=(tool_name,),
+            self.saving = threading.Thread(target=_save_in_background, args=(tool_name,),
                                            name="always-allow")
             self.saving.start()
 

@@ -26,12 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.sandbox import (
+    DiskBudget,
+    DiskWatch,
     Limits,
     PidsCgroup,
     limit_process,
+    python_at_own_paths,
+    python_inside,
     sandbox_status,
     sandboxed_argv,
 )
+from desktop_app.core.sandbox.limits import MAX_FILE_BYTES
 from desktop_app.core.tools.base import Tool, ToolResult
 from desktop_app.core.tools.sandbox import Workspace
 
@@ -100,12 +105,12 @@ class PythonCodeTool(Tool):
     }
 
     def __init__(self, workspace: Workspace, *, timeout: float = DEFAULT_TIMEOUT,
-                 memory_mb: int = DEFAULT_MEMORY_MB, python: str | None = None,
+                 memory_mb: int = DEFAULT_MEMORY_MB, disk: DiskBudget | None = None,
                  max_output_chars: int = MAX_OUTPUT_CHARS) -> None:
         self.workspace = workspace
         self.timeout = timeout
         self.memory_mb = memory_mb
-        self.python = python or sys.executable
+        self.disk = disk or DiskBudget()
         self.max_output_chars = max_output_chars
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
@@ -113,18 +118,23 @@ class PythonCodeTool(Tool):
         if not status.available:
             return ToolResult.failure(f"Python code cannot run here: {status.reason}")
         timeout = float(args.get("timeout") or self.timeout)
-        limits = Limits(memory_mb=self.memory_mb, cpu_seconds=int(timeout) + 2)
+        limits = Limits(memory_mb=self.memory_mb, cpu_seconds=int(timeout) + 2,
+                        file_bytes=min(MAX_FILE_BYTES, self.disk.max_bytes))
         # /tmp and /dev/shm of this call, on disk (not in memory) and gone after it.
         scratch = Path(await asyncio.to_thread(_scratch_folder))
         seccomp_fd = await asyncio.to_thread(_seccomp_file, scratch)
-        argv = sandboxed_argv([self.python, "-I", "-B", "-X", "utf8", "-c", RUNNER],
-                              Path(self.workspace.root), scratch, seccomp_fd)
+        python = python_inside() if status.kind == "bubblewrap" else python_at_own_paths()
+        argv = sandboxed_argv([python.executable, "-I", "-B", "-X", "utf8", "-c",
+                               python.runner_prelude() + RUNNER],
+                              Path(self.workspace.root), scratch, seccomp_fd, python)
+        disk = DiskWatch([Path(self.workspace.root), scratch], self.disk)
+        await asyncio.to_thread(disk.begin)
         started = time.monotonic()
         # Counts only this call's processes, for any user (root included), where possible.
         cgroup = await asyncio.to_thread(PidsCgroup.create, limits.processes)
         try:
             return await self._run_in(argv, args, limits, timeout, started, cgroup,
-                                      () if seccomp_fd is None else (seccomp_fd,))
+                                      () if seccomp_fd is None else (seccomp_fd,), disk)
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
@@ -134,7 +144,8 @@ class PythonCodeTool(Tool):
 
     async def _run_in(self, argv: list[str], args: dict[str, Any], limits: Limits,
                       timeout: float, started: float,
-                      cgroup: PidsCgroup | None, pass_fds: tuple[int, ...]) -> ToolResult:
+                      cgroup: PidsCgroup | None, pass_fds: tuple[int, ...],
+                      disk: DiskWatch) -> ToolResult:
         # limit_process counts the user's processes in /proc: not on the event loop (the
         # window's Qt thread).
         preexec = await asyncio.to_thread(limit_process, limits,
@@ -151,6 +162,7 @@ class PythonCodeTool(Tool):
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         limit = self.max_output_chars * 4  # bytes; decoded text is cut to chars below
         readers = asyncio.gather(_read_capped(proc.stdout, limit), _read_capped(proc.stderr, limit))
+        watcher = asyncio.ensure_future(disk.watch(lambda: self._kill(proc)))
         try:
             proc.stdin.write(args["code"].encode("utf-8"))
             await proc.stdin.drain()
@@ -161,6 +173,7 @@ class PythonCodeTool(Tool):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the child died before reading its code; its stderr says why
         finally:
+            watcher.cancel()
             if proc.returncode is None:
                 self._kill(proc)
                 await proc.wait()
@@ -169,6 +182,9 @@ class PythonCodeTool(Tool):
         except TimeoutError:  # a pipe still held open: the namespace is going away anyway
             (out, out_cut), (err, err_cut) = ("", False), ("(output lost)", False)
         elapsed = time.monotonic() - started
+        if disk.exceeded:
+            return ToolResult.failure(f"The program was stopped: {disk.exceeded}. What it "
+                                      f"wrote to the workspace is still there.")
         return self._result(proc.returncode, out, err, out_cut or err_cut, timed_out, timeout,
                             elapsed)
 

@@ -1,0 +1,119 @@
+"""The code tool's per-call disk budget and what the sandbox shows of the host.
+
+Attacks seen: 720 MiB written to the workspace in 1.9 s (RLIMIT_FSIZE caps each file, not
+their sum); ``/proc/self/mountinfo`` named the workspace's host path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.sandbox import DiskBudget, sandbox_status
+from desktop_app.core.sandbox.disk_quota import measure
+from desktop_app.core.tools.builtin.code import PythonCodeTool
+from desktop_app.core.tools.sandbox import Workspace
+
+pytestmark = [pytest.mark.anyio,
+              pytest.mark.skipif(not sandbox_status().available,
+                                 reason=f"no OS sandbox: {sandbox_status().reason}")]
+
+MB = 1024 * 1024
+BUDGET = DiskBudget(max_bytes=32 * MB, max_files=2_000)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "private-name-of-alice" / "workspace"
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_text("kept\n")
+    return folder
+
+
+@pytest.fixture
+def tool(workspace: Path) -> PythonCodeTool:
+    return PythonCodeTool(Workspace(workspace), timeout=30, memory_mb=256, disk=BUDGET)
+
+
+def _writer(folder: str, files: int, size: int) -> str:
+    return (f"import os\nfor i in range({files}):\n"
+            f"    with open(os.path.join({folder!r}, f'f{{i}}'), 'wb') as f:\n"
+            f"        f.write(b'x' * {size})\n"
+            "print('ALL WRITTEN')")
+
+
+async def test_writing_past_the_budget_to_the_workspace_is_stopped(
+        tool: PythonCodeTool, workspace: Path) -> None:
+    result = await tool.run({"code": _writer(".", 40, 10 * MB)})  # 400 MB
+    assert not result.ok and "ALL WRITTEN" not in (result.error or "")
+    assert "wrote more than 32 MB" in (result.error or ""), result.error
+    grown = measure([workspace]).bytes
+    assert grown < 32 * MB + 80 * MB, f"{grown / MB:.0f} MB written"  # not 400
+    assert (workspace / "notes.txt").read_text() == "kept\n"
+
+
+@pytest.mark.parametrize("folder", ["/tmp", "/dev/shm"])
+async def test_writing_past_the_budget_to_tmp_is_stopped(tool: PythonCodeTool,
+                                                         folder: str) -> None:
+    result = await tool.run({"code": _writer(folder, 40, 10 * MB)})
+    assert not result.ok and "wrote more than" in (result.error or ""), result.error
+
+
+async def test_millions_of_empty_files_are_stopped(tool: PythonCodeTool,
+                                                   workspace: Path) -> None:
+    result = await tool.run({"code": _writer(".", 200_000, 0)})
+    assert not result.ok and "wrote more than" in (result.error or ""), result.error
+    assert measure([workspace]).files < 20_000
+
+
+async def test_a_program_within_the_budget_runs(tool: PythonCodeTool, workspace: Path) -> None:
+    result = await tool.run({"code": _writer(".", 5, 1 * MB)})
+    assert result.ok and "ALL WRITTEN" in result.text, result.error
+    assert (workspace / "f4").stat().st_size == MB
+
+
+async def test_another_program_filling_the_same_disk_does_not_stop_it(
+        tool: PythonCodeTool, tmp_path: Path) -> None:
+    """The budget is the program's own writes, not the disk's free space."""
+    elsewhere = tmp_path / "download"
+    elsewhere.mkdir()
+
+    def fill() -> None:
+        for i in range(12):  # 96 MB beside the sandbox, while it runs
+            (elsewhere / f"part{i}").write_bytes(b"y" * 8 * MB)
+
+    code = "import time\nfor _ in range(30):\n    time.sleep(0.1)\nprint('DONE')"
+    task = asyncio.ensure_future(tool.run({"code": code}))
+    await asyncio.sleep(0.5)
+    filler = threading.Thread(target=fill)
+    filler.start()
+    result = await task
+    filler.join()
+    assert result.ok and "DONE" in result.text, result.error
+
+
+async def test_no_host_path_is_visible_inside(tool: PythonCodeTool, workspace: Path) -> None:
+    code = ("import os, sys, pydantic\n"
+            "print('mountinfo', os.path.exists('/proc/self/mountinfo'))\n"
+            "print(os.getcwd(), sys.executable, sys.prefix, sys.path, dict(os.environ))\n"
+            "print(pydantic.__file__)\n"
+            "for root, dirs, files in os.walk('/'):\n"
+            "    if root.startswith(('/usr', '/opt')): dirs[:] = []; continue\n"
+            "    print(root, files)\n"
+            "    for f in files:\n"
+            "        p = os.path.join(root, f)\n"
+            "        if os.path.islink(p): print(p, '->', os.readlink(p))\n"
+            "        elif os.path.isfile(p):\n"
+            "            try: print(open(p, errors='replace').read(100_000))\n"
+            "            except OSError: pass\n")
+    result = await tool.run({"code": code})
+    assert result.ok, result.error
+    assert "mountinfo False" in result.text
+    assert "/workspace" in result.text and "/pydantic/" in result.text  # the probe saw them
+    for host_path in {str(workspace), "private-name-of-alice", sys.prefix, sys.base_prefix}:
+        if not host_path.startswith("/usr"):
+            assert host_path not in result.text, host_path
