@@ -20,6 +20,7 @@ from desktop_app.core.config.settings import (
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.llm.factory import build_registry
 from desktop_app.core.llm.registry import ModelRegistry
+from desktop_app.core.llm.residency import Residency
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.tools.base import ToolRegistry
 
@@ -48,6 +49,11 @@ class AppContext:
     library: Any = None
     #: The last save of settings failed (disk full): the next one writes all of them.
     _unsaved: bool = False
+    #: Which local models stay loaded (least recently used unloaded first).
+    residency: Residency = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.residency = Residency(lambda: self.registry)
 
     def documents(self) -> Any:
         """The ``DocumentLibrary`` (its SQLite file opens on first use; the embedding

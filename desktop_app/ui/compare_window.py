@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.core.catalogue.fit import size_text
 from desktop_app.core.tools.base import Change
 from desktop_app.ui import theme
 from desktop_app.ui.app_context import AppContext
@@ -45,9 +46,10 @@ if TYPE_CHECKING:
     from desktop_app.core.agent.react import ReActAgent
     from desktop_app.core.llm.base import LLM
 
-#: Loads a model by name off the Qt thread (the main window passes its controller's loader,
-#: which shows progress and imports adapters safely).
-ModelLoader = Callable[[str], Awaitable["LLM"]]
+#: Loads a model by name (and the names to keep loaded beside it) off the Qt thread (the
+#: main window passes its controller's loader, which shows progress and imports adapters
+#: safely).
+ModelLoader = Callable[..., Awaitable["LLM"]]
 
 _LOCAL_KINDS = ("bundled", "local")
 
@@ -289,9 +291,9 @@ class CompareWindow(QWidget):
             self.columns[name] = column
             self.columns_layout.addWidget(column, 1)
 
-    async def _load(self, name: str) -> LLM:
+    async def _load(self, name: str, together: frozenset[str] = frozenset()) -> LLM:
         if self._load_llm is not None:
-            return await self._load_llm(name)
+            return await self._load_llm(name, together)  # the others stay loaded
         return await asyncio.to_thread(self.ctx.registry.get, name)  # may read the keyring
 
     def _make_agent(self, llm: LLM) -> ReActAgent:
@@ -316,12 +318,21 @@ class CompareWindow(QWidget):
         from desktop_app.core.compare import CompareTarget, compare_models
 
         try:
+            local = [n for n in names if self.ctx.registry.entry(n).kind in _LOCAL_KINDS]
+            short = await asyncio.to_thread(self.ctx.residency.shortfall, local)
+            if short is not None:  # said before anything loads (it would not fit)
+                for name in local:
+                    self.columns[name].fail(
+                        f"Not enough memory for these local models together: they need "
+                        f"about {size_text(short[0])}, about {size_text(short[1])} can be "
+                        "free. Untick one of them and run again.")
+                names = [n for n in names if n not in local]
             targets = []
             for name in names:  # a model that cannot load fails in its column only
                 column = self.columns[name]
                 column.set_status("loading")
                 try:
-                    llm = await self._load(name)
+                    llm = await self._load(name, frozenset(names))
                 except Exception as exc:  # noqa: BLE001 - shown where it happened
                     column.fail(error_message(exc))
                     continue

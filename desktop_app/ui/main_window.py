@@ -141,6 +141,7 @@ class MainWindow(WindowRunEvents, WindowDialogs, QMainWindow):
         self.controller.save_failed.connect(self._on_save_failed)
         self.controller.model_status.connect(self.banner.set_status)
         self.controller.model_progress.connect(self.banner.set_progress)
+        self.controller.unload_when_idle(lambda: {self.picker.current_model()}, self.spawn)
         hints = QGuiApplication.styleHints()
         hints.colorSchemeChanged.connect(self._system_theme_changed)
         shortcuts.install(self)  # F1 lists them

@@ -10,6 +10,7 @@ worker. A change (added, removed, a setting) is saved and announced with
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from desktop_app.core.catalogue import fit, library
 from desktop_app.core.catalogue.fit import size_text
 from desktop_app.core.catalogue.gguf_meta import GgufInfo, read_gguf
 from desktop_app.core.config.settings import Settings
+from desktop_app.core.errors import DesktopAppError
 from desktop_app.ui.models_downloads import DownloadBar
 from desktop_app.ui.models_tabs import ElsewhereTab, RecommendedTab, SearchTab, data_table
 
@@ -50,6 +52,11 @@ class InstalledRow:
     verdict: fit.Fit | None
     bench: dict[str, Any] | None
     bundled: bool
+
+
+def _state(row: InstalledRow) -> str:
+    """A loaded model's State cell: in memory, and about how much (the fit estimate)."""
+    return f"in memory (≈ {size_text(row.verdict.needed)})" if row.verdict else "in memory"
 
 
 def _read_rows(settings: Settings, benches: dict[str, Any]) -> list[InstalledRow]:
@@ -88,11 +95,14 @@ class ModelsWindow(QWidget):
     benchmarked = Signal()
 
     def __init__(self, ctx: Any, parent: QWidget | None = None, *,
-                 running: Callable[[], set[str]] = set) -> None:
+                 running: Callable[[], set[str]] = set,
+                 busy: Callable[[], bool] = lambda: False) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.ctx = ctx
         #: Names of the models loaded in memory now (the main window's run controller).
         self.running = running
+        #: An answer is being written in the main window now.
+        self.busy = busy
         self.setWindowTitle("Models")
         self.setObjectName("ModelsWindow")
         self.resize(980, 640)
@@ -123,7 +133,8 @@ class ModelsWindow(QWidget):
         self.bench_button = QPushButton("Measure speed")
         self.bench_button.setToolTip("Load the model and measure load time, prompt and "
                                      "generation speed and time to first token")
-        self.bench_button.clicked.connect(lambda: self.spawn(self._bench_selected()))
+        self.bench_button.clicked.connect(self._bench_clicked)
+        self._bench_cancel: threading.Event | None = None
         self.remove_button = QPushButton("Remove…")
         self.remove_button.clicked.connect(self._remove_selected)
         self.detail = QLabel()
@@ -200,7 +211,7 @@ class ModelsWindow(QWidget):
         settings = self.settings.model_copy(deep=True)
         self.rows = await asyncio.to_thread(_read_rows, settings, benches)
         free = fit.available_memory()
-        running = self.running()
+        running = self.running() | set(self.ctx.registry.loaded())
         gpu = "GPU offload available" if self._gpu_offload else "CPU build (no GPU offload)"
         self.summary.setText(f"{size_text(free) if free else 'unknown'} of memory free now · "
                              f"{gpu} · models live in {library.downloads_dir()}")
@@ -211,7 +222,7 @@ class ModelsWindow(QWidget):
                      f"{row.bench['first_token_seconds']:.1f} s" if row.bench else "not measured")
             absent = "set up on first use" if row.bundled else "file missing"
             cells = [row.name + (" (built in)" if row.bundled else ""),
-                     "running" if row.name in running else "",
+                     _state(row) if row.name in running else "",
                      info.quantisation if info else "—",
                      size_text(info.total_size) if info else absent,
                      (f"{row.verdict.verdict} ({size_text(row.verdict.needed)} at "
@@ -285,27 +296,52 @@ class ModelsWindow(QWidget):
         target.roles = [r for r in target.roles if r not in ROLES] + ([role] if role else [])
         self.commit(settings)
 
-    async def _bench_selected(self) -> None:
-        from desktop_app.core.catalogue.bench import bench_model, model_key
-
+    def _bench_clicked(self) -> None:
+        if self._bench_cancel is not None:  # "Stop measuring"
+            self._bench_cancel.set()
+            return
         row = self.selected_row()
         if row is None or row.path is None:
             return
-        self.bench_button.setEnabled(False)
-        self.message.setText(f"Measuring {row.name}… (loads the model; about 20 s)")
+        self._bench_cancel = threading.Event()
+        self.bench_button.setText("Stop measuring")
+        self.spawn(self._bench_selected(row, self._bench_cancel))
+
+    async def _bench_selected(self, row: InstalledRow, cancel: threading.Event) -> None:
+        """Measure on the registry's copy of the model (the one the chat uses: never a
+        second copy), after any answer being written on it, cancellable."""
+        from desktop_app.core.catalogue.bench import BenchCancelled, bench_loaded, model_key
+
+        assert row.path is not None
+        self.message.setText(f"Measuring {row.name}… (on the copy the chat uses; after an "
+                             "answer being written on it)")
+        others_busy = self.busy()
         try:
-            result = await asyncio.to_thread(bench_model, row.path)
+            llm = await asyncio.to_thread(self.ctx.registry.get, row.name)
+            with_model = getattr(llm, "with_model", None)
+            if with_model is None:
+                raise DesktopAppError(f"{row.name} is not a local model: nothing to measure.")
+            self.ctx.residency.used(row.name)
+            result = await with_model(
+                lambda llama: bench_loaded(llama, llm.load_seconds, cancel=cancel))
+        except BenchCancelled:
+            self.message.setText(f"Measuring {row.name} was stopped; nothing was saved.")
+            return
         finally:
-            self.bench_button.setEnabled(True)
+            self._bench_cancel = None
+            self.bench_button.setText("Measure speed")
         await self.ctx.store.save_benchmark(model_key=model_key(row.path), model_name=row.name,
                                             results=result.as_dict())
         self.benchmarked.emit()
         await self.refresh()
+        overlap = (" Another model was answering meanwhile, so these numbers are lower than "
+                   "usual; measure again when it is idle." if others_busy or self.busy()
+                   else "")
         self.message.setText(
             f"{row.name}: loads in {result.load_seconds:.1f} s, reads prompts at "
             f"{result.prompt_tokens_per_second:.0f} tok/s, writes at "
             f"{result.generation_tokens_per_second:.1f} tok/s, first token after "
-            f"{result.first_token_seconds:.1f} s.")
+            f"{result.first_token_seconds:.1f} s.{overlap}")
 
     def _remove_selected(self) -> None:
         row = self.selected_row()
@@ -351,7 +387,8 @@ def open_models_window(main: Any) -> ModelsWindow:
 
     window = getattr(main, "models_window", None)
     if window is None or not shiboken6.isValid(window):
-        window = ModelsWindow(main.ctx, main, running=main.controller.loaded_models)
+        window = ModelsWindow(main.ctx, main, running=main.controller.loaded_models,
+                              busy=lambda: main.controller.active is not None)
         window.settings_changed.connect(main.settings_chosen)
         window.benchmarked.connect(lambda: main.spawn(main.refresh_speeds()))
         main.closed.connect(window.close)

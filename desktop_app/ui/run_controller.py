@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop_app.core.llm.types import Usage
 from desktop_app.ui.app_context import AppContext
+from desktop_app.ui.model_loading import ModelLoading
 
 if TYPE_CHECKING:  # the engine is imported on the first run, not when the window opens
     from desktop_app.core.agent.events import Done, Event
@@ -26,17 +27,6 @@ if TYPE_CHECKING:  # the engine is imported on the first run, not when the windo
     from desktop_app.core.llm.base import LLM
     from desktop_app.core.store.run_recorder import RunRecorder
     from desktop_app.core.tools.confirmation import Confirmer
-
-
-def _import_adapter(kind: str) -> None:
-    """Import a model's adapter (and its libraries) on the Qt thread, before any worker
-    thread needs it: PySide6's import hook crashes the process when a module is first
-    imported on another thread while the Qt event loop runs (seen with llama_cpp → jinja2)."""
-    if kind in ("bundled", "local"):
-        import desktop_app.core.llm.llama_cpp_adapter
-        import desktop_app.core.llm.llama_loading  # loads llama_cpp itself
-    elif kind == "endpoint":
-        import desktop_app.core.llm.openai_adapter  # noqa: F401
 
 
 def _interrupt_queue() -> InterruptQueue:
@@ -65,7 +55,7 @@ class ActiveRun:
     save_errors: list[str] = field(default_factory=list)
 
 
-class RunController(QObject):
+class RunController(ModelLoading, QObject):
     """Starts one run at a time and reports everything it does as signals."""
 
     run_event = Signal(str, object)       # conversation id, core event (not "event": QObject.event)
@@ -88,64 +78,6 @@ class RunController(QObject):
     def is_running(self, conversation_id: str | None = None) -> bool:
         run = self.active
         return run is not None and (conversation_id is None or run.conversation_id == conversation_id)
-
-    # --- models ---------------------------------------------------------------------------------
-    async def ensure_llm(self, name: str) -> LLM:
-        """The model ``name``, assembled and loaded off the Qt thread, with progress signals."""
-        task = self._loading.get(name)
-        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
-            task = asyncio.ensure_future(self._load(name))
-            self._loading[name] = task
-        return await asyncio.shield(task)
-
-    async def _load(self, name: str) -> LLM:
-        loop = asyncio.get_running_loop()
-        entry = self.ctx.registry.entry(name)
-        try:
-            if entry.kind == "bundled":
-                from desktop_app.core.llm import bundled
-
-                if not bundled.is_bundled_model_ready():
-                    self.model_status.emit("Preparing the built-in model (first launch only)…")
-
-                    def progress(done: int, total: int) -> None:
-                        loop.call_soon_threadsafe(self.model_progress.emit, done, total)
-
-                    await asyncio.to_thread(bundled.ensure_bundled_model, progress)
-            _import_adapter(entry.kind)
-            # The factory may verify files or open clients: not on the Qt thread.
-            llm = await asyncio.to_thread(self.ctx.registry.get, name)
-            load = getattr(llm, "load", None)
-            if load is not None and not getattr(llm, "loaded", False):
-                self.model_status.emit(f"Loading {name}…")
-                self.model_progress.emit(0, 0)
-                await load()
-            if llm.reuses_prompt_prefix:
-                from desktop_app.core.agent.factory import warm_up
-
-                self.model_status.emit("Preparing the assistant…")
-                await warm_up(llm, self.ctx.tools())
-            return llm
-        finally:
-            self.model_status.emit("")
-
-    def loaded_models(self) -> set[str]:
-        """Names of the models loaded in memory now (local ones hold their weights)."""
-        names = set()
-        for name, task in self._loading.items():
-            if (task.done() and not task.cancelled() and task.exception() is None
-                    and getattr(task.result(), "loaded", True)):
-                names.add(name)
-        return names
-
-    def forget_models(self) -> None:
-        """The registry is about to be rebuilt: load models afresh from the new one."""
-        self._loading.clear()
-
-    def preload(self, name: str | None = None) -> asyncio.Task[LLM]:
-        """Start loading a model in the background (first launch: the bundled one)."""
-        resolved = self.ctx.registry.resolve(name)
-        return asyncio.ensure_future(self.ensure_llm(resolved))
 
     # --- runs -----------------------------------------------------------------------------------
     def start(self, conversation_id: str, text: str, *, model: str | None = None,

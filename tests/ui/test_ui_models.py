@@ -4,6 +4,7 @@ and removal with the space it frees."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from ui_helpers import make_window, wait_for
 
 from desktop_app.core.catalogue.library import downloads_dir
-from desktop_app.core.config.settings import load_settings
+from desktop_app.core.config.settings import Settings, load_settings
 from desktop_app.core.llm.testing import ScriptedLLM
 
 pytestmark = pytest.mark.gui
@@ -160,7 +161,57 @@ def test_models_in_memory_are_marked_running(loop, qtbot) -> None:
 
         models = ModelsWindow(window.ctx, window, running=lambda: {"qwen2.5-coder-0.5b"})
         await models.refresh()
-        assert _texts(models.installed, 1) == ["running"]
+        [state] = _texts(models.installed, 1)
+        assert state.startswith("in memory")
         models.close()
+
+    loop.run_until_complete(scenario())
+
+
+@pytest.mark.real_model
+def test_measure_speed_uses_the_chats_copy_and_can_be_stopped(loop, qtbot,
+                                                              bundled_model_path) -> None:
+    """"Measure speed" loaded a second full copy beside the chat's and could not be
+    cancelled; it now measures the registry's copy, after the answer, and stops on a click."""
+    from desktop_app.core.llm.factory import build_registry
+    from desktop_app.ui.models_window import open_models_window
+
+    async def scenario() -> None:
+        window = await make_window(qtbot)
+        window.ctx.registry = build_registry(Settings())
+        window.controller.agent_options = {"max_iterations": 1, "max_tokens": 24,
+                                           "synthesis_max_tokens": 24}
+        name = next(e.name for e in window.ctx.registry.entries() if e.kind == "bundled")
+        window.picker.set_registry(window.ctx.registry, name)
+        await window.send("Say hello.")
+        await asyncio.wait_for(window.controller.wait_idle(), 120)
+        llm = window.ctx.registry.get(name)
+        assert llm.loaded
+        loaded_by, load_seconds = llm.load_thread_id, llm.load_seconds
+        models = open_models_window(window)
+        await models.refresh()
+        row = [r.name for r in models.rows].index(name)
+        models.installed.selectRow(row)
+        assert _texts(models.installed, 1)[row].startswith("in memory")
+        # Stopped at once: nothing saved.
+        models.bench_button.click()
+        assert models.bench_button.text() == "Stop measuring"
+        models.bench_button.click()
+        await wait_for(lambda: "was stopped" in models.message.text(), timeout=60)
+        assert await window.ctx.store.latest_benchmarks() == {}
+        # Measured on the same copy: no second load.
+        models.bench_button.click()
+        await wait_for(lambda: "writes at" in models.message.text(), timeout=120)
+        assert window.ctx.registry.get(name) is llm and llm.loaded
+        assert (llm.load_thread_id, llm.load_seconds) == (loaded_by, load_seconds)
+        [stored] = (await window.ctx.store.latest_benchmarks()).values()
+        assert stored.results["generated_tokens"] == 64
+        assert stored.results["load_seconds"] == round(load_seconds, 3)
+        # The chat still answers on that copy afterwards.
+        await window.send("Say hello again.")
+        await asyncio.wait_for(window.controller.wait_idle(), 120)
+        assert window.controller.active is None
+        models.close()
+        await window.ctx.registry.aclose()
 
     loop.run_until_complete(scenario())

@@ -8,6 +8,7 @@ user meets it when opening the app.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -40,6 +41,10 @@ class BenchResult:
         return asdict(self)
 
 
+class BenchCancelled(Exception):
+    """The measurement was stopped before it finished."""
+
+
 def bench_model(path: Path, *, context_size: int = 2048, threads: int | None = None,
                 on_step: Callable[[str], None] | None = None) -> BenchResult:
     """Load ``path`` and measure it (blocking: run it off the UI thread)."""
@@ -53,6 +58,21 @@ def bench_model(path: Path, *, context_size: int = 2048, threads: int | None = N
                        verbose=False)
     load_seconds = time.perf_counter() - start
     try:
+        return bench_loaded(llama, load_seconds, on_step=on_step)
+    finally:
+        llama.close()
+
+
+def bench_loaded(llama: Any, load_seconds: float, *, cancel: threading.Event | None = None,
+                 on_step: Callable[[str], None] | None = None) -> BenchResult:
+    """Measure a model already loaded (the copy the chat uses: no second copy in memory);
+    ``load_seconds`` is how long that load took. Starts from an empty context and leaves
+    one (the next answer evaluates its prompt again). Raises ``BenchCancelled`` once
+    ``cancel`` is set (checked between tokens)."""
+    step = on_step or (lambda _text: None)
+    stop = cancel or threading.Event()
+    llama.reset()
+    try:
         tokens = llama.tokenize(BENCH_PROMPT.encode("utf-8"))
         step(f"evaluating a {len(tokens)}-token prompt")
         start = time.perf_counter()
@@ -63,6 +83,8 @@ def bench_model(path: Path, *, context_size: int = 2048, threads: int | None = N
         first = 0.0
         generated = 0
         for _token in llama.generate([], temp=0.0, reset=False):
+            if stop.is_set():
+                raise BenchCancelled
             generated += 1
             if generated == 1:
                 first = time.perf_counter() - start
@@ -70,7 +92,7 @@ def bench_model(path: Path, *, context_size: int = 2048, threads: int | None = N
                 break
         generation_seconds = time.perf_counter() - start
     finally:
-        llama.close()
+        llama.reset()
     # After the first token, the rest is pure generation speed.
     rest = max(generation_seconds - first, 1e-9)
     return BenchResult(
@@ -80,7 +102,7 @@ def bench_model(path: Path, *, context_size: int = 2048, threads: int | None = N
         first_token_seconds=round(prompt_seconds + first, 3),
         generated_tokens=generated,
         generation_tokens_per_second=round(max(generated - 1, 0) / rest, 1),
-        context_size=context_size, threads=threads)
+        context_size=llama.n_ctx(), threads=llama.n_threads)
 
 
 def model_key(path: Path) -> str:

@@ -71,6 +71,12 @@ def _endpoint_factory(cfg: EndpointModelConfig) -> LLM:
         on_tools_rejected=tools_rejected)
 
 
+def _bundled_path() -> Path:
+    from desktop_app.core.llm.bundled import bundled_model_path
+
+    return bundled_model_path()
+
+
 def remember_no_tool_calls(config: EndpointModelConfig) -> threading.Thread:
     """The server refused tool definitions: untick tool calling for this endpoint in the
     settings the app holds (``config`` is theirs: a later Save in the settings dialog keeps
@@ -115,13 +121,13 @@ def build_registry(settings: Settings) -> ModelRegistry:
             name=b.name, kind="bundled", factory=lambda b=b: _bundled_factory(b),  # type: ignore[misc]
             abilities=_local_abilities(b.constrained_json, b.native_tools), context_size=b.context_size,
             roles=list(b.roles), description="Qwen2.5-Coder-0.5B-Instruct (bundled, offline)",
-            config_key=_key(b)))
+            config_key=_key(b), path=str(_bundled_path())))
     for cfg in settings.local_models:
         registry.add(ModelEntry(
             name=cfg.name, kind="local", factory=lambda cfg=cfg: _local_factory(cfg),  # type: ignore[misc]
             abilities=_local_abilities(cfg.constrained_json,
                                        cfg.native_tools and not cfg.chat_format), context_size=cfg.context_size,
-            roles=list(cfg.roles), description=cfg.path, config_key=_key(cfg)))
+            roles=list(cfg.roles), description=cfg.path, config_key=_key(cfg), path=cfg.path))
     for ep in settings.endpoints:
         registry.add(ModelEntry(
             name=ep.name, kind="endpoint", factory=lambda ep=ep: _endpoint_factory(ep),  # type: ignore[misc]

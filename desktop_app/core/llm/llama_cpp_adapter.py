@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from desktop_app.core.errors import (
     ContextOverflowError,
@@ -78,6 +78,8 @@ if TYPE_CHECKING:  # llama.cpp is imported lazily: constructing a model must sta
     from desktop_app.core.llm.prompt_cache import PrefixStateCache
 
 __all__ = ["GenerationStats", "LlamaCppLLM"]
+
+T = TypeVar("T")
 
 
 def local_response_format(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -133,6 +135,8 @@ class LlamaCppLLM(LLM):
         self.last_stats: GenerationStats | None = None
         #: ``threading.get_ident()`` of the thread that loaded the model (0: not loaded).
         self.load_thread_id = 0
+        #: How long the last load took (0.0: not loaded yet).
+        self.load_seconds = 0.0
 
     # --- LLM properties ------------------------------------------------------------------
     @property
@@ -178,6 +182,11 @@ class LlamaCppLLM(LLM):
     def loaded(self) -> bool:
         return self._llama is not None
 
+    @property
+    def busy(self) -> bool:
+        """A generation is running on this model now."""
+        return bool(self._active)
+
     # --- loading -------------------------------------------------------------------------
     async def load(self, progress: Callable[[float], None] | None = None) -> None:
         """Load the model now (on the worker) so the first answer does not wait for it.
@@ -198,9 +207,11 @@ class LlamaCppLLM(LLM):
             if self._chat_format is None and not self._trusted_file():
                 self._check_template()
 
+            started = time.perf_counter()
             llama = load_llama(self._path, context_size=self._context_size,
                                n_threads=self._n_threads, chat_format=self._chat_format,
                                verbose=self._verbose, gpu_layers=self._gpu_layers)
+            self.load_seconds = time.perf_counter() - started
             if self.tool_style is not None and "tokenizer.chat_template" in llama.metadata:
                 # llama-cpp-python may "guess" a named format (e.g. "llama-3") that ignores
                 # tools; the GGUF's own template is the one that knows them.
@@ -242,6 +253,19 @@ class LlamaCppLLM(LLM):
             raise LLMError(f"The local model '{self._name}' has been closed.",
                            hint="Open it again from the model list.") from exc
         return await asyncio.wrap_future(future)
+
+    async def with_model(self, fn: Callable[[Any], T]) -> T:
+        """Run ``fn(llama)`` on this model's worker, loading it first if needed: after the
+        answer being written (one thing at a time), on the one loaded copy. ``fn`` leaves
+        the context as it found it or empty (the next answer then evaluates again)."""
+        def run() -> T:
+            llama = self._ensure_loaded()
+            try:
+                return fn(llama)
+            finally:
+                self._last_prompt = []
+        result: T = await self._run_on_worker(run)
+        return result
 
     async def wait_idle(self) -> None:
         """Wait until everything queued on the worker (including a cancelled stream) ended."""

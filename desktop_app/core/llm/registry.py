@@ -30,6 +30,8 @@ class ModelEntry:
     #: The configuration the model is built from (JSON), "" when unknown: a loaded model is
     #: kept across a settings change only when this is the same.
     config_key: str = ""
+    #: The model file of a local model ("" otherwise): what its memory is estimated from.
+    path: str = ""
 
 
 class ModelRegistry:
@@ -133,6 +135,16 @@ class ModelRegistry:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def loaded(self) -> list[str]:
+        """Names of the models holding their weights in memory now."""
+        return [name for name, llm in self._instances.items() if getattr(llm, "loaded", False)]
+
+    async def unload(self, name: str) -> None:
+        """Free ``name``'s model; the next ``get`` builds it again."""
+        llm = self._instances.pop(name, None)
+        if llm is not None:
+            await llm.aclose()
 
     async def adopt_from(self, old: ModelRegistry) -> None:
         """Keep ``old``'s loaded models that this registry configures the same way (same
