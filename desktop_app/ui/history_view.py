@@ -27,7 +27,7 @@ def stored_footer(message: Message) -> str:
                          usage=usage, elapsed=timings.elapsed or 0.0,
                          cancelled=message.status == "interrupted", ttft=timings.ttft,
                          prompt_tps=timings.prompt_tokens_per_second,
-                         output_tps=timings.tokens_per_second)
+                         output_tps=timings.tokens_per_second, cut=timings.cut)
     return text
 
 

@@ -25,7 +25,8 @@ from desktop_app.ui.tool_card import ToolCard
 
 def format_footer(*, model: str | None, iterations: int, usage: Usage, elapsed: float,
                   cancelled: bool = False, ttft: float | None = None,
-                  prompt_tps: float | None = None, output_tps: float | None = None) -> str:
+                  prompt_tps: float | None = None, output_tps: float | None = None,
+                  cut: str | None = None) -> str:
     """``model · 2 iterations · 812 in / 64 out tokens · first word 1.2 s · 3.1 s ·
     prompt 410 tok/s · output 20.6 tok/s``.
 
@@ -34,7 +35,8 @@ def format_footer(*, model: str | None, iterations: int, usage: Usage, elapsed: 
     """
     parts = [model or "model"]
     parts.append(f"{iterations} iteration{'s' if iterations != 1 else ''}")
-    parts.append(f"{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens")
+    read = f"{usage.prompt_tokens:,}" if usage.prompt_tokens else "?"  # not reported
+    parts.append(f"{read} in / {usage.completion_tokens:,} out tokens")
     if ttft is not None:
         parts.append(f"first word {ttft:.1f} s")
     parts.append(f"{elapsed:.1f} s")
@@ -43,7 +45,11 @@ def format_footer(*, model: str | None, iterations: int, usage: Usage, elapsed: 
     if output_tps:
         parts.append(f"output {output_tps:.1f} tok/s")
     if cancelled:
-        parts.append("stopped")
+        parts.append("stopped by you")
+    elif cut == "length":
+        parts.append(f"cut at the length limit ({usage.completion_tokens:,} tokens)")
+    elif cut == "repetition":
+        parts.append("stopped: the model began repeating itself")
     # Non-breaking spaces inside a part, and word joiners around slashes (Qt breaks lines
     # after "/"): a narrow window wraps between parts, never inside one ("tok/" + "s").
     return "  ·  ".join(part.replace(" ", "\u00a0").replace("/", "\u2060/\u2060")

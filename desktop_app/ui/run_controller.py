@@ -53,6 +53,9 @@ class ActiveRun:
     done: Done | None = None
     recorder: RunRecorder | None = None
     save_errors: list[str] = field(default_factory=list)
+    #: ``time.perf_counter()`` at Send: the footer's times count from here (a model that
+    #: loads first is part of the wait).
+    sent_at: float = field(default_factory=time.perf_counter)
 
 
 class RunController(ModelLoading, QObject):
@@ -128,7 +131,7 @@ class RunController(ModelLoading, QObject):
         from desktop_app.core.tools.confirmation import Confirmer
 
         store = self.ctx.store
-        started = time.perf_counter()
+        started = run.sent_at
 
         async def emit(event: Event) -> None:
             await self._emit_and_record(run, event)
@@ -189,7 +192,7 @@ class RunController(ModelLoading, QObject):
                                         "tool_timeout": self.ctx.settings.tools.timeout_seconds,
                                         **step_options})
                 await run.dag.run(run.query, history=history, interrupt_queue=run.queue,
-                                  on_event=emit)
+                                  on_event=emit, started=run.sent_at)
             else:
                 from desktop_app.core.agent.factory import make_agent
                 from desktop_app.core.agent.runner import drive_run
@@ -198,7 +201,7 @@ class RunController(ModelLoading, QObject):
                            **preset, **self.agent_options}
                 agent = make_agent(llm, tools, confirm=run.confirmer, share=share, **options)
                 await drive_run(agent, run.query, emit=emit, history=history,
-                                interrupt_queue=run.queue)
+                                interrupt_queue=run.queue, started=run.sent_at)
         except asyncio.CancelledError:
             if run.done is None:  # stopped before the engine started (e.g. while loading)
                 await emit(Done(answer="", iterations=0, usage=Usage(), model=run.model,

@@ -136,5 +136,6 @@ def apply_event(turn: AssistantTurn, event: Event,
                                   cancelled=event.cancelled,
                                   ttft=metrics.ttft if metrics else None,
                                   prompt_tps=metrics.prompt_tps if metrics else None,
-                                  output_tps=metrics.output_tps if metrics else None),
+                                  output_tps=metrics.output_tps if metrics else None,
+                                  cut=event.cut),
                     event.answer)

@@ -55,8 +55,10 @@ class RunClock:
     """One run's start, its first visible answer text and its streamed calls: what
     ``Done.metrics`` reports, for the ReAct driver and the DAG runner alike."""
 
-    def __init__(self) -> None:
-        self.started = time.perf_counter()
+    def __init__(self, started: float | None = None) -> None:
+        #: ``time.perf_counter()`` when the person asked (Send): the first word and the
+        #: total count from there, loading the model included.
+        self.started = time.perf_counter() if started is None else started
         self.first_answer_at: float | None = None
         self.calls: list[CallTiming] = []
 

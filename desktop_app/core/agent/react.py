@@ -292,6 +292,7 @@ class ReActAgent:
         """The text of one synthesis call as it streams; a call the model makes instead is
         dropped (nothing is yielded for it)."""
         usage = None
+        finish_reason: str | None = None
         guard = RepetitionGuard(enabled=self.guard_repetition)  # greedy decoding can loop
         stream = timed(self._llm.stream_chat(messages, tools=tools, tool_choice=tool_choice,
                                              temperature=self.temperature,
@@ -300,6 +301,7 @@ class ReActAgent:
             async for chunk in stream:
                 if chunk.usage is not None:
                     usage = chunk.usage
+                finish_reason = chunk.finish_reason or finish_reason
                 if chunk.content:
                     shown = guard.feed(chunk.content)
                     if shown:
@@ -311,6 +313,10 @@ class ReActAgent:
             if aclose is not None:
                 # Close promptly so a local model stops generating when the consumer stops.
                 await aclose()
+        if guard.tripped:
+            result.answer_cut = "repetition"
+        elif finish_reason == "length":
+            result.answer_cut = "length"
         if usage is not None:
             result.usage = result.usage + usage
             result.synthesis_usage = (usage if result.synthesis_usage is None

@@ -13,6 +13,9 @@ from desktop_app.core.tools.base import Artifact
 
 #: Why the tool loop ended.
 StopReason = Literal["final_answer", "unparsed_answer", "max_iterations"]
+#: Why the answer's text ended before the model finished it: the output-length limit, or
+#: the repetition guard (a model fallen into a loop).
+AnswerCut = Literal["length", "repetition"]
 
 
 @dataclass(slots=True)
@@ -69,6 +72,8 @@ class AgentResult:
     query: str = ""
     mode: Literal["json", "native"] = "json"
     stop_reason: StopReason = "final_answer"
+    #: The answer's text was cut (None: the model ended it).
+    answer_cut: AnswerCut | None = None
     #: Every user interrupt received during the run, in arrival order.
     interrupts: list[str] = field(default_factory=list)
     #: Tool names chosen by tool selection; None when selection did not run or fell back.

@@ -110,16 +110,19 @@ def declined_notice(tools: Sequence[str]) -> str:
 
 async def drive_run(agent: ReActAgent, query: str, *, emit: Callable[[Event], Any],
                     history: Sequence[ChatMessage] = (),
-                    interrupt_queue: InterruptQueue | None = None) -> RunOutcome:
+                    interrupt_queue: InterruptQueue | None = None,
+                    started: float | None = None) -> RunOutcome:
     """Run both phases of ``agent`` for ``query``, emitting every event; never raises except
-    ``CancelledError`` (after emitting ``Done(cancelled=True)``)."""
+    ``CancelledError`` (after emitting ``Done(cancelled=True)``). ``started``
+    (``time.perf_counter()``): when the person asked, if before this call (the window
+    loads the model first); the reported times count from it."""
 
     async def send(event: Event) -> None:
         outcome = emit(event)
         if inspect.isawaitable(outcome):
             await outcome
 
-    clock = RunClock()
+    clock = RunClock(started)
     with clock.measuring():
         return await _drive(agent, query, send, history, interrupt_queue, clock)
 
@@ -135,8 +138,15 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
         if source is None and "exc" in extra:
             source = partial_result(extra["exc"])
         extra.pop("exc", None)
-        return Done(answer="".join(deltas), iterations=source.iterations if source else 0,
-                    usage=source.usage if source else Usage(),
+        answer = "".join(deltas)
+        usage = source.usage if source else Usage()
+        if extra.get("cancelled") and answer and not usage.completion_tokens:
+            # Stopped before the model reported its usage: count what was shown.
+            usage = Usage.of(usage.prompt_tokens, _count_tokens(agent.llm, answer))
+        if source is not None and source.answer_cut and not extra.get("cancelled"):
+            extra["cut"] = source.answer_cut
+        return Done(answer=answer, iterations=source.iterations if source else 0,
+                    usage=usage,
                     elapsed=round(time.perf_counter() - clock.started, 4),
                     model=agent.llm.model_id,
                     metrics=clock.metrics(),
@@ -252,6 +262,13 @@ async def _drive(agent: ReActAgent, query: str, send: Callable[[Event], Any],
         await send(done)
         return RunOutcome(answer=done.answer, result=result or partial_result(exc), done=done,
                           error=message)
+
+
+def _count_tokens(llm: Any, text: str) -> int:
+    try:
+        return int(llm.count_tokens(text))
+    except Exception:  # noqa: BLE001 - a model without a tokenizer here: a rough count
+        return max(1, len(text) // 4)
 
 
 async def iter_run(agent: ReActAgent, query: str, *, history: Sequence[ChatMessage] = (),

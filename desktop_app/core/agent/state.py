@@ -24,7 +24,7 @@ from desktop_app.core.agent.interrupts import InterruptQueue, interrupt_message
 from desktop_app.core.agent.metrics import timed
 from desktop_app.core.agent.policy import RunPolicy
 from desktop_app.core.agent.repetition import RepetitionGuard
-from desktop_app.core.agent.result import AgentResult, StepRecord, StopReason
+from desktop_app.core.agent.result import AgentResult, AnswerCut, StepRecord, StopReason
 from desktop_app.core.agent.tool_exec import ToolExecutor
 from desktop_app.core.errors import ContextOverflowError
 from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
@@ -80,6 +80,8 @@ class RunState:
     stop_early: bool = False
     #: Stop a looping reply (small local models decoding greedily); never for hosted ones.
     guard_repetition: bool = False
+    #: Why the answer streamed by the loop was cut ("length", "repetition"), if it was.
+    answer_cut: AnswerCut | None = None
     #: Help for the model (``agent/policy.py``), consulted at fixed points; None: none.
     policy: RunPolicy | None = None
     #: The iteration whose ThinkingDone and AnswerSignal were already emitted, because its
@@ -198,6 +200,7 @@ class RunState:
         calls: list[ToolCall] = []
         usage: Usage | None = None
         cut_short = False
+        finish_reason: str | None = None
         guard = RepetitionGuard(enabled=self.guard_repetition)  # a loop stops, not at the limit
         stream = timed(self.llm.stream_chat(self.messages, tools=tools, tool_choice=tool_choice,
                                             temperature=self.temperature,
@@ -210,6 +213,7 @@ class RunState:
                 calls.extend(chunk.tool_calls)
                 if chunk.usage is not None:
                     usage = chunk.usage
+                finish_reason = chunk.finish_reason or finish_reason
                 if not chunk.content:
                     continue
                 parts.append(chunk.content)
@@ -238,6 +242,9 @@ class RunState:
         self.usage = self.usage + usage
         # A loop that was cut is recorded as it was shown.
         content = guard.shown if guard.tripped else "".join(parts)
+        if live and not calls and not cut_short:
+            self.answer_cut = ("repetition" if guard.tripped else
+                               "length" if finish_reason == "length" else None)
         reply = ChatMessage.assistant(content, tool_calls=calls,
                                       reasoning_content="".join(reasoning) or None)
         return reply, cut_short
@@ -262,4 +269,5 @@ class RunState:
                            model=self.llm.model_id, query=self.query, mode=self.mode,
                            stop_reason=self.stop_reason, interrupts=list(self.interrupts),
                            selected_tools=self.selected_tools, streamed=self.streamed,
-                           answer_streamed=self.answer_streamed, loop_tools=self.loop_tools)
+                           answer_streamed=self.answer_streamed, loop_tools=self.loop_tools,
+                           answer_cut=self.answer_cut)

@@ -159,8 +159,10 @@ class DagRunner:
 
     async def run(self, goal: str, *, history: Sequence[ChatMessage] = (),
                   interrupt_queue: InterruptQueue | None = None,
-                  on_event: EventSink | None = None) -> DagResult:
+                  on_event: EventSink | None = None,
+                  started: float | None = None) -> DagResult:
         """Run ``goal`` in DAG mode; never raises except for cancellation of the caller.
+        ``started``: when the person asked (times count from it, as ``drive_run``'s).
 
         Messages the user sends meanwhile (``interrupt_queue``) are taken at phase
         boundaries: the analysis and any re-plan treat them as part of the goal, and the
@@ -171,7 +173,7 @@ class DagRunner:
         self._queue = interrupt_queue
         self._interrupts = []
         self._executor.reset()
-        self._clock = RunClock()
+        self._clock = RunClock(started)
         result = DagResult(answer="", model=self.model_name)
 
         async def emit(event: Event) -> None:

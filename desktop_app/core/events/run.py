@@ -158,6 +158,8 @@ class Done(Event):
     model: str | None = None
     error: str | None = None
     cancelled: bool = False
+    #: The answer was cut: "length" (the output limit) or "repetition" (a loop was stopped).
+    cut: str | None = None
     #: Time to the first answer word, prompt and output speed (see ``agent/metrics.py``).
     metrics: RunMetrics | None = None
 

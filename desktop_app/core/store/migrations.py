@@ -287,3 +287,10 @@ def _v8_branches(conn: sqlite3.Connection) -> None:
         CREATE INDEX branches_by_fork ON branches (conversation_id, fork_index, variant);
         ALTER TABLE conversations ADD COLUMN branch_state TEXT NOT NULL DEFAULT '{}';
     """)
+
+
+@migration(9)
+def _v9_answer_cut(conn: sqlite3.Connection) -> None:
+    """Why an answer's text was cut before the model ended it ("length", "repetition"),
+    so a reopened conversation says it as the live run did."""
+    run_script(conn, "ALTER TABLE messages ADD COLUMN cut TEXT;")

@@ -53,6 +53,8 @@ class Timings:
     tokens_per_second: float | None = None
     prompt_tokens_per_second: float | None = None
     iterations: int | None = None
+    #: The answer's text was cut: "length" (the output limit) or "repetition".
+    cut: str | None = None
 
 
 @dataclass(slots=True)

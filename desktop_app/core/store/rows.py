@@ -26,7 +26,7 @@ CONVERSATION_COLUMNS = (
 MESSAGE_COLUMNS = (
     "id, conversation_id, role, content, created_at, status, reasoning, model, "
     "prompt_tokens, completion_tokens, ttft, elapsed, tokens_per_second, error, pinned, "
-    "tool_calls, tool_call_id, name, prompt_tokens_per_second, iterations")
+    "tool_calls, tool_call_id, name, prompt_tokens_per_second, iterations, cut")
 
 STEP_COLUMNS = "id, message_id, iteration, tool, args, observation, error, elapsed, created_at"
 
@@ -74,9 +74,10 @@ def message(row: tuple[Any, ...], steps: list[ToolStep] | None = None) -> Messag
     # Positional arguments in field order: this runs 10,000 times when a long conversation
     # opens, and keyword passing measured noticeably slower.
     ttft, elapsed, tps, prompt_tps, iterations = row[10], row[11], row[12], row[18], row[19]
+    cut = row[20]
     timings = _NO_TIMINGS if (ttft is None and elapsed is None and tps is None
-                              and iterations is None) else Timings(
-        ttft, elapsed, tps, prompt_tps, iterations)
+                              and iterations is None and cut is None) else Timings(
+        ttft, elapsed, tps, prompt_tps, iterations, cut)
     return Message(row[0], row[1], row[2], row[3], stored_time(row[4]), row[5], row[6], row[7], row[8],
                    row[9], timings, row[13], bool(row[14]),
                    json.loads(row[15]) if row[15] else [], row[16], row[17],

@@ -123,7 +123,8 @@ class RunRecorder:
         self.answer = await self.writer.finish(status=status, usage=event.usage,
                                                error=event.error or None,
                                                metrics=event.metrics,
-                                               iterations=event.iterations)
+                                               iterations=event.iterations,
+                                               cut=event.cut)
 
     async def abort(self, status: str = "interrupted", error: Any = None) -> None:
         """Close the answer if the run ended without a ``Done`` event (should not happen)."""

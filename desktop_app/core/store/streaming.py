@@ -111,8 +111,9 @@ class StreamingAnswerWriter:
 
     async def finish(self, *, status: str = "complete", usage: Usage | None = None,
                      error: str | None = None, metrics: RunMetrics | None = None,
-                     iterations: int | None = None) -> Message:
-        """Final write: full text, status, usage and timings.
+                     iterations: int | None = None, cut: str | None = None) -> Message:
+        """Final write: full text, status, usage and timings (``cut``: why the text was
+        cut short, if it was).
 
         ``metrics`` (the run's measured speeds) replace the writer's own estimate, which can
         only divide the run's tokens by its time after the first word.
@@ -143,7 +144,7 @@ class StreamingAnswerWriter:
                     self.message_id, content=self.content, reasoning=self.reasoning or None,
                     status=status, error=error, ttft=ttft, elapsed=elapsed,
                     tokens_per_second=tps, prompt_tokens_per_second=prompt_tps,
-                    iterations=iterations,
+                    iterations=iterations, cut=cut,
                     prompt_tokens=usage.prompt_tokens if usage else None,
                     completion_tokens=usage.completion_tokens if usage else None)
                 self.flushed_content = self.content
