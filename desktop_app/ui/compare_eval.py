@@ -29,6 +29,10 @@ _TOTAL_ROWS = ("tool tasks", "no-tool questions", "near-misses", "other language
                "mean s / task")
 
 
+#: The bundled model's mean time per task on a 2-core laptop (README, evaluation table).
+SECONDS_PER_TASK = 10.4
+
+
 class EvalPanel(QWidget):
     """Pick the suite or a category; ``evaluate(names, load)`` fills the scoreboard."""
 
@@ -63,6 +67,15 @@ class EvalPanel(QWidget):
         layout.setContentsMargins(12, 6, 12, 12)
         layout.addLayout(row)
         layout.addWidget(self.table, 1)
+
+    def show_estimate(self, models: int) -> None:
+        """What pressing Evaluate again will run, and about how long it takes."""
+        tasks = len(self.selected_suite().tasks)
+        minutes = max(1, round(tasks * models * SECONDS_PER_TASK / 60))
+        self.progress.setText(
+            f"Press Evaluate again to run {tasks} task{'s' if tasks != 1 else ''} on "
+            f"{models} model{'s' if models != 1 else ''}: about {minutes} min with a small "
+            "local model here. Choose a split or one category for a shorter run.")
 
     def selected_suite(self) -> EvalSuite:
         return self.suite.select([self.category.currentData()] if self.category.currentData()

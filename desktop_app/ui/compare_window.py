@@ -253,7 +253,12 @@ class CompareWindow(QWidget):
         names = self.selected_names()
         if self.running or not names:
             return None
-        self.tabs.setCurrentWidget(self.eval_panel)
+        if self.tabs.currentWidget() is not self.eval_panel:
+            # First the choice and what it costs (the whole suite on several local models
+            # is an hour): the next press runs it.
+            self.tabs.setCurrentWidget(self.eval_panel)
+            self.eval_panel.show_estimate(len(names))
+            return None
         self.task = asyncio.ensure_future(self._evaluate(names))
         self._update_buttons()
         return self.task

@@ -356,6 +356,11 @@ def test_evaluate_runs_a_suite_on_the_ticked_models_and_shows_a_scoreboard(
     window.eval_panel.suite = load_suite(suite_file)
     window.set_checked(["right", "wrong"])
     assert window.eval_button.isEnabled()
+    # The first press shows what would run and how long it takes; nothing starts.
+    window.eval_button.click()
+    assert window.task is None or window.task.done()
+    assert window.tabs.currentWidget() is window.eval_panel
+    assert "run 2 tasks on 2 models" in window.eval_panel.progress.text()
     window.eval_button.click()
     loop.run_until_complete(window.wait_idle())
     table = window.eval_panel.table
@@ -386,6 +391,7 @@ def test_evaluate_both_splits_shows_a_column_per_model_and_split(
     window.eval_panel.suite = load_suite(suite_file)
     window.eval_panel.split.setCurrentIndex(window.eval_panel.split.findData(None))
     window.set_checked(["m"])
+    window.tabs.setCurrentWidget(window.eval_panel)  # the choices are on screen: it runs
     window.eval_button.click()
     loop.run_until_complete(window.wait_idle())
     table = window.eval_panel.table

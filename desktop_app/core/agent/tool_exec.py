@@ -96,9 +96,14 @@ class ToolExecutor:
             arg_error: str | None = f"Invalid arguments for '{name}': {exc}."
         else:
             arg_error = None
+        checked = self._check(name, args, arg_error)
+        if isinstance(checked, dict):
+            # The card shows what the tool runs with: a key the model made up beside the
+            # real ones ("result": "410.00000000000005") read as if it were the result.
+            shown_args = args = checked
         await self._emit(IterationStart(iteration=iteration, tool_name=name,
                                         tool_args=shown_args, call_id=call_id, origin=origin))
-        result = await self._run(name, args, arg_error)
+        result = await self._run(name, checked)
         text = without_artifact_sources(result.text, result.artifacts)
         if result.artifacts and result.ok and result.confirmation:
             text = result.confirmation  # the tool's words for the user, not its log line
@@ -119,8 +124,10 @@ class ToolExecutor:
                                        artifacts=step.artifacts))
         return step
 
-    async def _run(self, name: str, args: dict[str, Any] | None,
-                   arg_error: str | None) -> ToolResult:
+    def _check(self, name: str, args: dict[str, Any] | None,
+               arg_error: str | None) -> dict[str, Any] | ToolResult:
+        """The arguments ``name`` runs with (validated, repaired if almost right), or the
+        failure to report."""
         try:
             tool = self.registry.get(name)
         except ToolError as exc:
@@ -128,12 +135,17 @@ class ToolExecutor:
         if arg_error is not None or args is None:
             return ToolResult.failure(f"{arg_error} Expected: {_schema_hint(tool)}")
         try:
-            args = tool.validate(args)
+            return tool.validate(args)
         except ToolError as exc:
             try:  # almost right (a stray key, a number as text)? fixed only if it then fits
-                args = tool.validate(repair_arguments(tool.parameters, args))
+                return tool.validate(repair_arguments(tool.parameters, args))
             except ToolError:
                 return ToolResult.failure(exc.message + f" Expected: {_schema_hint(tool)}")
+
+    async def _run(self, name: str, checked: dict[str, Any] | ToolResult) -> ToolResult:
+        if isinstance(checked, ToolResult):
+            return checked
+        tool, args = self.registry.get(name), checked
         if tool.reads_private and self._share is not None:
             async with self._confirm_lock:  # one question at a time
                 shared = await self._share(tool.name, args)
