@@ -190,7 +190,8 @@ class RunController(ModelLoading, QObject):
                                     agent_options={
                                         "confirm": run.confirmer, "share": share,
                                         "tool_timeout": self.ctx.settings.tools.timeout_seconds,
-                                        **step_options})
+                                        **step_options},
+                                    instructions=preset.get("system_prompt"))
                 await run.dag.run(run.query, history=history, interrupt_queue=run.queue,
                                   on_event=emit, started=run.sent_at)
             else:

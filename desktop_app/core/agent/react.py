@@ -275,16 +275,24 @@ class ReActAgent:
                     return
         elif self.synthesis == "conversation":
             messages = continuation_messages(self._llm, result, self.synthesis_max_tokens,
-                                             system_prompt=self.answer_system_prompt)
+                                             system_prompt=self._own(self.answer_system_prompt))
             if messages is not None:
                 async for text in self._stream_synthesis(messages, result, None, None):
                     yield text
                 return
         messages = fitted_synthesis_messages(self._llm, query, result,
-                                             self.synthesis_system_prompt,
+                                             self._own(self.synthesis_system_prompt),
                                              self.synthesis_max_tokens)
         async for text in self._stream_synthesis(messages, result, None, None):
             yield text
+
+    def _own(self, prompt: str) -> str:
+        """``prompt`` for the answer, under the assistant's own instructions when it has
+        any: the answer is what they are about ("answer in French", "start with Arr"), and
+        the synthesis wrote it without them."""
+        if self._system_prompt == DEFAULT_SYSTEM_PROMPT:
+            return prompt
+        return f"{self._system_prompt}\n\n{prompt}"
 
     async def _stream_synthesis(self, messages: list[ChatMessage], result: AgentResult,
                                 tools: list[ToolSpec] | None,

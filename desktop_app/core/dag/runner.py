@@ -90,9 +90,12 @@ class DagRunner:
                  step_runner: StepRunner | None = None,
                  planner_max_tokens: int | None = 1024, analysis_max_tokens: int | None = 768,
                  synthesis_max_tokens: int | None = 1024,
-                 agent_options: dict[str, Any] | None = None) -> None:
+                 agent_options: dict[str, Any] | None = None,
+                 instructions: str | None = None) -> None:
         """``model`` None means the default model; ``agent_options`` go to every step's
-        ``ReActAgent`` (e.g. ``use_native_tools``)."""
+        ``ReActAgent`` (e.g. ``use_native_tools``); ``instructions`` (an assistant's own
+        system prompt) shape the final answer (steps keep their own prompts)."""
+        self.instructions = instructions
         self._registry = registry
         self._tools = tools
         self.model_name = registry.resolve(model)
@@ -282,7 +285,8 @@ class DagRunner:
         await emit(AnswerStart())
         answerer = self._registry.get(self.model_name)
         text, usage, error = await self._call(stream_synthesis(
-            answerer, synthesis_messages(goal, executions, self._interrupts, unmet), delta,
+            answerer, synthesis_messages(goal, executions, self._interrupts, unmet,
+                                         self.instructions), delta,
             max_tokens=self.synthesis_max_tokens))
         result.usage = result.usage + usage
         if error is not None:

@@ -44,9 +44,11 @@ def results_text(executions: Sequence[ExecutionResult]) -> str:
 
 def synthesis_messages(goal: str, executions: Sequence[ExecutionResult],
                        interrupts: Sequence[str] = (),
-                       unmet: str | None = None) -> list[ChatMessage]:
+                       unmet: str | None = None,
+                       instructions: str | None = None) -> list[ChatMessage]:
     """The system and user messages of the synthesis call.
 
+    ``instructions``: the assistant's own system prompt, which the answer follows.
     ``interrupts`` are messages the user sent during the run; the answer must address them.
     ``unmet``: the analyzer's reason when the goal was not reached.
     The analyzer's draft answer is deliberately left out: small models copy such a line
@@ -60,7 +62,8 @@ def synthesis_messages(goal: str, executions: Sequence[ExecutionResult],
     if interrupts:
         user += ("\n\nThe user added during the work (address this too):\n"
                  + "\n".join(f"- {text}" for text in interrupts))
-    return [ChatMessage.system(SYNTHESIS_PROMPT), ChatMessage.user(user)]
+    system = f"{instructions.strip()}\n\n{SYNTHESIS_PROMPT}" if instructions else SYNTHESIS_PROMPT
+    return [ChatMessage.system(system), ChatMessage.user(user)]
 
 
 def fallback_answer(executions: Sequence[ExecutionResult], draft: str = "") -> str:
