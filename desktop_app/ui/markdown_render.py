@@ -51,7 +51,27 @@ def _md() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
                                    "breaks": True})
     md.enable(["table", "strikethrough"])
+    md.core.ruler.before("inline", "arithmetic_stars", _arithmetic_stars)
     return md
+
+
+_BETWEEN_DIGITS = re.compile(r"(?<=\d)\*(?=\d)")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+
+
+def _arithmetic_stars(state: Any) -> None:
+    """A ``*`` between digits is multiplication ("12*12 + 7*8 = 200" rendered "12" then
+    "12 + 7" in italics): escaped before inline parsing, outside code spans."""
+    for token in state.tokens:
+        if token.type != "inline" or "*" not in token.content:
+            continue
+        parts, last = [], 0
+        for span in _CODE_SPAN.finditer(token.content):
+            parts.append(_BETWEEN_DIGITS.sub(r"\\*", token.content[last:span.start()]))
+            parts.append(span.group(0))
+            last = span.end()
+        parts.append(_BETWEEN_DIGITS.sub(r"\\*", token.content[last:]))
+        token.content = "".join(parts)
 
 
 def render_segments(text: str) -> list[Segment]:

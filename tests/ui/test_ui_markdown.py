@@ -136,3 +136,12 @@ def test_single_line_breaks_are_kept() -> None:
 
     html = render_html("Waves fold into foam,\nsalt wind carries gull voices,\nthe tide.")
     assert html.count("<br") == 2
+
+
+def test_a_star_between_digits_is_multiplication_not_italics() -> None:
+    from desktop_app.ui.markdown_render import render_html
+
+    assert render_html("12*12 + 7*8 = 200") == "<p>12*12 + 7*8 = 200</p>"
+    assert "<em>word</em>" in render_html("a *word* and 2*3")
+    assert "<code>2*3</code>" in render_html("code `2*3` here")  # code spans untouched
+    assert "<strong>bold</strong>" in render_html("**bold** 3*4")
