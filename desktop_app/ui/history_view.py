@@ -8,11 +8,13 @@ answer of the run they were sent into, as they were live, not as separate user b
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtWidgets import QWidget
 
 from desktop_app.core.llm.types import Usage
 from desktop_app.core.store.records import ConversationDetail, Message
+from desktop_app.core.store.run_recorder import PLAN_EVENTS
 from desktop_app.ui.message_widgets import AssistantTurn, UserMessage, format_footer
 
 Builder = Callable[[], list[QWidget]]
@@ -31,6 +33,22 @@ def stored_footer(message: Message) -> str:
     return text
 
 
+def _replay_plan(turn: AssistantTurn, plan: list[dict[str, Any]]) -> None:
+    """The plan card and check lines of a DAG answer, from its stored events."""
+    from desktop_app.core.events import dag
+    from desktop_app.ui.run_render import apply_event
+
+    for item in plan:
+        kind = getattr(dag, str(item.get("kind")), None)
+        if kind not in PLAN_EVENTS:
+            continue
+        try:
+            event = kind.model_validate(item.get("data") or {})
+        except ValueError:  # written by another version: skipped, the answer stays
+            continue
+        apply_event(turn, event)
+
+
 def build_turn(message: Message, interrupts: list[str]) -> AssistantTurn:
     """A finished assistant turn: its tool cards, interrupts, answer, error and footer."""
     turn = AssistantTurn()
@@ -38,6 +56,8 @@ def build_turn(message: Message, interrupts: list[str]) -> AssistantTurn:
     for step in message.steps:
         card = turn.add_card(step.tool, step.args, step.iteration)
         card.finish(step.observation, step.error, step.elapsed or 0.0)
+    if message.plan:
+        _replay_plan(turn, message.plan)
     for text in interrupts:
         turn.add_interrupt(text).mark_delivered()
     if message.error:

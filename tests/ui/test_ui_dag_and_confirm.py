@@ -73,6 +73,22 @@ def test_dag_run_shows_the_plan_with_step_status_and_model(qtbot, loop) -> None:
     assert output.isHidden()
     assert turn.answer_text() == "Both parts are done: **a and b**."
     assert "planner-model" in turn.footer.text()
+    checks = [d.text() for d in turn.dividers if "Check:" in d.text()]
+    assert checks
+
+    # Reopened (after a restart, say): the same plan card, step statuses and check line.
+    async def reopen():
+        conv_id = window.conversation_id
+        window.new_conversation()
+        await window.open_conversation(conv_id)
+
+    loop.run_until_complete(reopen())
+    again = window.chat.items()[-1]
+    [card] = [w for w in again.plans if isinstance(w, PlanCard)]
+    assert card.status == {"step_1": "done", "step_2": "done", "step_3": "done"}
+    assert "result for:" in card._outputs["step_1"].text()
+    assert [d.text() for d in again.dividers if "Check:" in d.text()] == checks
+    assert again.answer_text() == turn.answer_text()
 
 
 def _note_tool(calls: list[str]) -> FunctionTool:

@@ -262,7 +262,8 @@ class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin, BranchesMixin):
                     tool_call_id: str | None = None, name: str | None = None,
                     created_at: float | None = None,
                     prompt_tokens_per_second: float | None = None,
-                    iterations: int | None = None, cut: str | None = None) -> Message:
+                    iterations: int | None = None, cut: str | None = None,
+                    plan: str | None = None) -> Message:
         """Append a message (committed before this returns) and bump the conversation."""
         import json
 
@@ -276,7 +277,7 @@ class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin, BranchesMixin):
                     (conversation_id, role, content, now, status, reasoning, model,
                      prompt_tokens, completion_tokens, ttft, elapsed, tokens_per_second, error,
                      int(pinned), json.dumps(tool_calls) if tool_calls else None,
-                     tool_call_id, name, prompt_tokens_per_second, iterations, cut))
+                     tool_call_id, name, prompt_tokens_per_second, iterations, cut, plan))
                 message_id = int(cur.lastrowid or 0)
                 conn.execute("UPDATE conversations SET updated_at = MAX(updated_at, ?) "
                              "WHERE id = ?", (now, conversation_id))
@@ -300,7 +301,7 @@ class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin, BranchesMixin):
         """Change columns of one message (``content``, ``status``, usage, timings...)."""
         allowed = {"content", "reasoning", "status", "model", "prompt_tokens",
                    "completion_tokens", "ttft", "elapsed", "tokens_per_second", "error",
-                   "prompt_tokens_per_second", "iterations", "cut"}
+                   "prompt_tokens_per_second", "iterations", "cut", "plan"}
         unknown = set(fields) - allowed
         if unknown:
             raise ValueError(f"cannot update message fields {sorted(unknown)}")

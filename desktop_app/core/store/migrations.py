@@ -294,3 +294,10 @@ def _v9_answer_cut(conn: sqlite3.Connection) -> None:
     """Why an answer's text was cut before the model ended it ("length", "repetition"),
     so a reopened conversation says it as the live run did."""
     run_script(conn, "ALTER TABLE messages ADD COLUMN cut TEXT;")
+
+
+@migration(10)
+def _v10_dag_plan(conn: sqlite3.Connection) -> None:
+    """A DAG answer's plan, step outcomes and checks (JSON events), so a reopened chat
+    shows the plan card and the check lines the live run showed."""
+    run_script(conn, "ALTER TABLE messages ADD COLUMN plan TEXT;")

@@ -98,6 +98,8 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     steps: list[ToolStep] = field(default_factory=list)
+    #: A DAG answer's plan events ({"kind": "DagPlan", "data": {...}}, in order).
+    plan: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

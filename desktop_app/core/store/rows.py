@@ -26,7 +26,7 @@ CONVERSATION_COLUMNS = (
 MESSAGE_COLUMNS = (
     "id, conversation_id, role, content, created_at, status, reasoning, model, "
     "prompt_tokens, completion_tokens, ttft, elapsed, tokens_per_second, error, pinned, "
-    "tool_calls, tool_call_id, name, prompt_tokens_per_second, iterations, cut")
+    "tool_calls, tool_call_id, name, prompt_tokens_per_second, iterations, cut, plan")
 
 STEP_COLUMNS = "id, message_id, iteration, tool, args, observation, error, elapsed, created_at"
 
@@ -81,7 +81,17 @@ def message(row: tuple[Any, ...], steps: list[ToolStep] | None = None) -> Messag
     return Message(row[0], row[1], row[2], row[3], stored_time(row[4]), row[5], row[6], row[7], row[8],
                    row[9], timings, row[13], bool(row[14]),
                    json.loads(row[15]) if row[15] else [], row[16], row[17],
-                   steps if steps is not None else [])
+                   steps if steps is not None else [], _json_list(row[21]))
+
+
+def _json_list(text: str | None) -> list[dict[str, Any]]:
+    if not text:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def decode_args(text: str) -> Any:

@@ -17,10 +17,19 @@ Follow-ups the user sends during the run are stored at once with ``interrupt(tex
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
-from desktop_app.core.events.dag import DagStepProgress, step_tool_event
+from desktop_app.core.events.dag import (
+    DagAnalysis,
+    DagPlan,
+    DagReplan,
+    DagStepDone,
+    DagStepProgress,
+    DagStepStart,
+    step_tool_event,
+)
 from desktop_app.core.events.run import (
     AnswerDelta,
     Done,
@@ -34,6 +43,9 @@ from desktop_app.core.events.run import (
 from desktop_app.core.store.async_store import AsyncStore
 from desktop_app.core.store.records import Interrupt, Message
 from desktop_app.core.store.streaming import DEFAULT_FLUSH_INTERVAL, StreamingAnswerWriter
+
+#: The DAG events a reopened answer replays: its plan card and check lines.
+PLAN_EVENTS = (DagPlan, DagStepStart, DagStepDone, DagAnalysis, DagReplan)
 
 
 class RunRecorder:
@@ -51,6 +63,7 @@ class RunRecorder:
         self._steps: dict[tuple[int, str | None, str], int] = {}
         self._pending: list[Interrupt] = []
         self._error: str | None = None
+        self._plan: list[dict[str, Any]] = []
 
     async def begin(self, query: str) -> Message:
         """Store the user's message (committed before this returns) and open the answer."""
@@ -72,6 +85,8 @@ class RunRecorder:
         message_id = self.writer.message_id
         if message_id is None:
             raise RuntimeError("RunRecorder: call begin(query) before the run emits events")
+        if isinstance(event, PLAN_EVENTS):
+            self._plan.append({"kind": type(event).__name__, "data": event.model_dump()})
         if isinstance(event, DagStepProgress):
             inner = step_tool_event(event)  # a DAG step's tool call: kept like a ReAct one
             if inner is None:
@@ -115,6 +130,9 @@ class RunRecorder:
                                           message_id=message_id, step_id=step_id)
 
     async def _done(self, event: Done) -> None:
+        if self._plan and self.writer.message_id is not None:
+            await self.store.update_message(self.writer.message_id,
+                                            plan=json.dumps(self._plan, ensure_ascii=False))
         if not self.writer.content and event.answer:
             self.writer.append(event.answer)  # a run that answered without streaming
         status = "interrupted" if event.cancelled else "error" if event.error else "complete"
