@@ -105,7 +105,7 @@ def _call_options(llm: LLM, parsed: ChatRequest) -> dict[str, Any]:
         "temperature": parsed.temperature, "max_tokens": parsed.token_limit}
     sampling = {k: v for k, v in parsed.sampling().items() if v is not None}
     if parsed.response_format and parsed.response_format.get("type") != "text":
-        from desktop_app.core.llm.llama_cpp_adapter import local_response_format
+        from desktop_app.core.llm.llama_replies import local_response_format
 
         kind = parsed.response_format.get("type")
         if kind not in ("json_object", "json_schema"):

@@ -27,18 +27,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from desktop_app.core.errors import (
-    ContextOverflowError,
     DesktopAppError,
     LLMError,
-    LLMProviderError,
 )
 from desktop_app.core.llm.base import LLM, ToolChoice, ToolSpec
 from desktop_app.core.llm.llama_generation import (
@@ -47,6 +44,7 @@ from desktop_app.core.llm.llama_generation import (
     render_prefix,
     stream_completion,
 )
+from desktop_app.core.llm.llama_lifecycle import LlamaLifecycle
 from desktop_app.core.llm.llama_messages import (
     TEXT_ONLY_GRAMMAR,
     any_call_grammar,
@@ -55,6 +53,15 @@ from desktop_app.core.llm.llama_messages import (
     forced_tool,
     native_message,
     plain_message,
+)
+from desktop_app.core.llm.llama_replies import (
+    CALLED_NAME,
+    CHOICE_TOKENS,
+    SAMPLING_OPTIONS,
+    known_calls,
+    local_response_format,
+    translate_error,
+    with_ids,
 )
 from desktop_app.core.llm.llama_worker import ModelWorker, ThreadToAsyncChannel
 from desktop_app.core.llm.tool_format import (
@@ -79,29 +86,8 @@ if TYPE_CHECKING:  # llama.cpp is imported lazily: constructing a model must sta
 
 __all__ = ["GenerationStats", "LlamaCppLLM"]
 
-T = TypeVar("T")
 
-
-def local_response_format(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Normalise OpenAI ``json_object``/``json_schema`` formats to llama-cpp-python's form."""
-    if not response_format:
-        return None
-    kind = response_format.get("type")
-    if kind == "json_object":
-        schema = response_format.get("schema")
-        return {"type": "json_object", **({"schema": schema} if schema else {})}
-    if kind == "json_schema":
-        schema = (response_format.get("json_schema") or {}).get("schema")
-        return {"type": "json_object", **({"schema": schema} if schema else {})}
-    return None
-
-
-#: Sampling options of llama.cpp's chat completion that callers may set per request.
-SAMPLING_OPTIONS = frozenset({"stop", "seed", "top_p", "presence_penalty",
-                              "frequency_penalty", "response_format"})
-
-
-class LlamaCppLLM(LLM):
+class LlamaCppLLM(LlamaLifecycle, LLM):
     """A local GGUF model. Construction is cheap; the model loads on first use or ``load()``.
 
     ``native_tools``: None (default) uses the template's trained tool format when it has
@@ -187,125 +173,6 @@ class LlamaCppLLM(LLM):
         """A generation is running on this model now."""
         return bool(self._active)
 
-    # --- loading -------------------------------------------------------------------------
-    async def load(self, progress: Callable[[float], None] | None = None) -> None:
-        """Load the model now (on the worker) so the first answer does not wait for it.
-
-        ``progress`` receives 0.0 before and 1.0 after loading (llama.cpp reports no finer
-        steps through its Python API). Raises ``ModelFileError``/``IncompatibleBuildError``.
-        """
-        if progress is not None:
-            progress(0.0)
-        await self._run_on_worker(self._ensure_loaded)
-        if progress is not None:
-            progress(1.0)
-
-    def _ensure_loaded(self) -> HookedLlama:
-        if self._llama is None:
-            from desktop_app.core.llm.llama_loading import load_llama
-
-            if self._chat_format is None and not self._trusted_file():
-                self._check_template()
-
-            started = time.perf_counter()
-            llama = load_llama(self._path, context_size=self._context_size,
-                               n_threads=self._n_threads, chat_format=self._chat_format,
-                               verbose=self._verbose, gpu_layers=self._gpu_layers)
-            self.load_seconds = time.perf_counter() - started
-            if self.tool_style is not None and "tokenizer.chat_template" in llama.metadata:
-                # llama-cpp-python may "guess" a named format (e.g. "llama-3") that ignores
-                # tools; the GGUF's own template is the one that knows them.
-                llama.chat_format = "chat_template.default"
-            self._llama = llama
-            self.load_thread_id = threading.get_ident()
-            if self._prompt_cache_dir is not None:
-                from desktop_app.core.llm.prompt_cache import PrefixStateCache
-
-                self._prefix_cache = PrefixStateCache(self._prompt_cache_dir, self._path,
-                                                      self._context_size)
-            # Ready the tokenizer here too, so count_tokens() never loads it on the loop.
-            self._vocab().tokenize("")
-        return self._llama
-
-    def _trusted_file(self) -> bool:
-        """The bundled model: its file is checked by SHA-256 when it is assembled."""
-        from desktop_app.core.llm.bundled import bundled_model_path
-
-        try:
-            return Path(self._path).resolve() == bundled_model_path().resolve()
-        except (OSError, RuntimeError, DesktopAppError):
-            return False
-
-    def _check_template(self) -> None:
-        from desktop_app.core.catalogue.gguf_meta import GgufError, read_gguf
-        from desktop_app.core.llm.template_probe import check_template
-
-        try:
-            template = read_gguf(self._path).chat_template
-        except (GgufError, OSError):
-            return  # llama.cpp's own loading reports what is wrong with the file
-        check_template(template, Path(self._path))
-
-    async def _run_on_worker(self, fn: Callable[[], Any]) -> Any:
-        try:
-            future = self._worker.submit(fn)
-        except RuntimeError as exc:
-            raise LLMError(f"The local model '{self._name}' has been closed.",
-                           hint="Open it again from the model list.") from exc
-        return await asyncio.wrap_future(future)
-
-    async def with_model(self, fn: Callable[[Any], T]) -> T:
-        """Run ``fn(llama)`` on this model's worker, loading it first if needed: after the
-        answer being written (one thing at a time), on the one loaded copy. ``fn`` leaves
-        the context as it found it or empty (the next answer then evaluates again)."""
-        def run() -> T:
-            llama = self._ensure_loaded()
-            try:
-                return fn(llama)
-            finally:
-                self._last_prompt = []
-        result: T = await self._run_on_worker(run)
-        return result
-
-    async def wait_idle(self) -> None:
-        """Wait until everything queued on the worker (including a cancelled stream) ended."""
-        await self._run_on_worker(lambda: None)
-
-    async def warm_up(self, messages: Sequence[ChatMessage],
-                      tools: list[ToolSpec] | None = None) -> None:
-        """Evaluate (or restore from disk) the system turn of ``messages`` now, so the
-        first question only pays for its own tokens. A no-op without a system message."""
-        request = self._request(messages, tools, None, None, None, 1)
-        await self._run_on_worker(lambda: self._warm(request))
-
-    def _warm(self, request: dict[str, Any]) -> None:
-        llama = self._ensure_loaded()
-        prefix = self._prefix_tokens(llama, request)
-        if not prefix:
-            return
-        run = PromptRun(llama, threading.Event(), self._context_size, prefix=prefix,
-                        prefix_cache=self._prefix_cache)
-        run.prompt = [*prefix, -1]  # anything longer than the prefix that starts with it
-        run._prepare_prefix()
-
-    # --- tokens --------------------------------------------------------------------------
-    def _vocab(self) -> VocabTokenizer:
-        with self._tokenizer_lock:
-            if self._tokenizer is None:
-                from desktop_app.core.llm.llama_loading import VocabTokenizer
-
-                self._tokenizer = VocabTokenizer(self._path)
-            return self._tokenizer
-
-    def count_tokens(self, text: str) -> int:
-        """Exact count with the model's own tokenizer (no BOS, special tokens as text)."""
-        return len(self._vocab().tokenize(text))
-
-    @property
-    def last_prompt(self) -> str:
-        """The last prompt exactly as the model saw it (chat template applied), as text."""
-        return self._vocab().detokenize(self._last_prompt) if self._last_prompt else ""
-
     # --- generation ----------------------------------------------------------------------
     def _request(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None,
                  tool_choice: ToolChoice, response_format: dict[str, Any] | None,
@@ -390,7 +257,7 @@ class LlamaCppLLM(LLM):
             final = StreamChunk(usage=self._usage_of_last(), finish_reason="stop",
                                 first_token_s=(self.last_stats.time_to_first_token
                                                if self.last_stats else None))
-        calls = _known_calls(sniffer, offered)
+        calls = known_calls(sniffer, offered)
         if (not calls and sniffer.is_call and not sniffer.shown
                 and call_shaped(sniffer.text)):
             # A call to a tool that does not exist (or none were offered): the model meant
@@ -410,7 +277,7 @@ class LlamaCppLLM(LLM):
         rest = "" if calls else sniffer.finish()
         yield StreamChunk(content=rest, usage=final.usage,
                           finish_reason="tool_calls" if calls else final.finish_reason,
-                          tool_calls=_with_ids(calls), first_token_s=final.first_token_s)
+                          tool_calls=with_ids(calls), first_token_s=final.first_token_s)
 
     async def choose_tool(self, messages: Sequence[ChatMessage],
                           tools: list[ToolSpec]) -> str | None:
@@ -419,13 +286,13 @@ class LlamaCppLLM(LLM):
         reply that is text, or a call of a name no offered tool is close to, is an answer.
         The prompt is the loop's own, so its KV cache serves the turn that follows."""
         names = {t["function"]["name"] for t in tools}
-        request = self._request(messages, tools, None, None, 0.0, _CHOICE_TOKENS)
+        request = self._request(messages, tools, None, None, 0.0, CHOICE_TOKENS)
         request["stop"] = ['",', '"}', "\n\n"]  # the name is all that is needed
         text = ""
         async with contextlib.aclosing(self._raw_stream(request)) as raw:
             async for chunk in raw:
                 text += chunk.content
-        match = _CALLED_NAME.search(text + '"')
+        match = CALLED_NAME.search(text + '"')
         if match is None:
             return None
         return closest_tool(match.group(1), names)
@@ -535,59 +402,4 @@ class LlamaCppLLM(LLM):
         except DesktopAppError as exc:
             channel.fail(exc)
         except Exception as exc:  # noqa: BLE001 - handed to the awaiting stream
-            channel.fail(_translate(exc, self._name))
-
-    # --- shutdown ------------------------------------------------------------------------
-    async def aclose(self) -> None:
-        """Stop running generations, free the model and end the worker thread."""
-        for cancel in list(self._active):
-            cancel.set()
-        if not self._worker.closed and self._worker.thread is not None:
-            with contextlib.suppress(Exception):
-                await self._run_on_worker(self._free)
-        await asyncio.wrap_future(self._worker.shutdown())
-        thread = self._worker.thread
-        if thread is not None:
-            thread.join(timeout=1.0)  # it has already answered the stop job: returns at once
-        with self._tokenizer_lock:
-            if self._tokenizer is not None:
-                self._tokenizer.close()
-                self._tokenizer = None
-
-    def _free(self) -> None:
-        if self._llama is not None:
-            self._llama.close()
-            self._llama = None
-
-
-#: Tokens enough for a call's opening up to its tool name (``<tool_call>\n{"name": "…"``).
-_CHOICE_TOKENS = 16
-_CALLED_NAME = re.compile(r'^\s*(?:<tool_call>\s*)?(?:```(?:json)?\s*)?\{\s*"name"\s*:\s*"([^"]+)"')
-
-
-def _known_calls(sniffer: ToolCallSniffer, offered: set[str]) -> list[ToolCall]:
-    """The reply's calls, made-up tool names mapped to the offered tool they clearly mean
-    (calls to nothing recognisable are dropped)."""
-    if not sniffer.is_call:
-        return []
-    out = []
-    for call in sniffer.parse().calls:
-        name = closest_tool(call.name, offered)
-        if name is not None:
-            out.append(call if name == call.name else call.model_copy(update={"name": name}))
-    return out
-
-
-def _with_ids(calls: list[ToolCall]) -> list[ToolCall]:
-    return [c.model_copy(update={"id": f"call_{i}"}) for i, c in enumerate(calls)]
-
-
-def _translate(exc: Exception, name: str) -> LLMError:
-    text = str(exc)
-    if "exceed context window" in text:
-        return ContextOverflowError(f"The prompt does not fit the context of '{name}': {text}.",
-                                    hint="Start a new conversation or shorten the input.")
-    error = LLMProviderError(f"The local model '{name}' failed: {type(exc).__name__}: {text}",
-                             hint="Try again; if it keeps failing, check the model file.")
-    error.__cause__ = exc
-    return error
+            channel.fail(translate_error(exc, self._name))
