@@ -17,8 +17,6 @@ from __future__ import annotations
 import errno
 import json
 import logging
-import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -27,7 +25,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from desktop_app.core import paths
 from desktop_app.core.config.migrations import file_version, migrate_settings
-from desktop_app.core.errors import ConfigError, SecretsError
+from desktop_app.core.config.settings_files import (
+    atomic_write,
+    move_aside,
+    store_migrated_secrets,
+    without_secrets,
+    write_backup,
+)
+from desktop_app.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -229,12 +234,12 @@ def load_settings_safe(path: Path | None = None) -> tuple[Settings, str | None]:
     try:
         data = _loads(raw_text)
     except ValueError as exc:
-        backup = _move_aside(path, "bad")
+        backup = move_aside(path, "bad")
         return Settings(), (f"The settings file {path} is not valid JSON ({exc.args[0]}). "
                             f"Starting from default settings; the damaged file was kept as "
                             f"{backup.name}.")
     if not isinstance(data, dict):
-        backup = _move_aside(path, "bad")
+        backup = move_aside(path, "bad")
         return Settings(), (f"The settings file {path} does not hold a settings object. "
                             f"Starting from default settings; the file was kept as "
                             f"{backup.name}.")
@@ -248,16 +253,16 @@ def load_settings_safe(path: Path | None = None) -> tuple[Settings, str | None]:
     elif version < SCHEMA_VERSION:
         data, ctx = migrate_settings(data, SCHEMA_VERSION)
         notes += ctx.notes
-        notes += _store_migrated_secrets(data, ctx.secrets)
+        notes += store_migrated_secrets(data, ctx.secrets)
         moved_secrets = ctx.secrets
-        backup = _write_backup(path, f"v{version}", _without_secrets(raw_text, ctx.secrets))
+        backup = write_backup(path, f"v{version}", without_secrets(raw_text, ctx.secrets))
         notes.append(f"Settings were upgraded from schema {version} to {SCHEMA_VERSION} "
                      f"(the old file is kept as {backup.name}).")
         changed = True
     settings, problems = _validate_salvaging(data)
     if problems:
         # The keys left the file for the keyring: no backup may hold them in plain text.
-        backup = _write_backup(path, "bad", _without_secrets(raw_text, moved_secrets))
+        backup = write_backup(path, "bad", without_secrets(raw_text, moved_secrets))
         notes.append(f"Some settings in {path} were invalid and were reset to their defaults: "
                      f"{'; '.join(problems)}. Everything else was kept; the original file "
                      f"is kept as {backup.name}.")
@@ -287,7 +292,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
     saved before stay as they were."""
     path = path or settings_path()
     try:
-        _atomic_write(path, settings.model_dump_json(indent=2))
+        atomic_write(path, settings.model_dump_json(indent=2))
     except OSError as exc:
         full = exc.errno == errno.ENOSPC
         raise ConfigError(
@@ -344,84 +349,3 @@ def _delete_path(data: Any, loc: list[Any]) -> bool:
     except (KeyError, IndexError, TypeError):
         return False
     return True
-
-
-def _store_migrated_secrets(data: dict[str, Any], secrets: dict[str, str]) -> list[str]:
-    """Move plaintext keys from an old file into the keyring (or point at an env variable)."""
-    from desktop_app.core.config.secrets import env_var_for, set_api_key
-
-    notes = []
-    for ref, key in secrets.items():
-        try:
-            set_api_key(ref, key)
-            notes.append(f"The API key '{ref}' was moved from the settings file into the "
-                         "OS keyring.")
-        except SecretsError:
-            var = env_var_for(ref)
-            for endpoint in data.get("endpoints") or []:
-                if isinstance(endpoint, dict) and endpoint.get("api_key_ref") == ref:
-                    endpoint["api_key_env"] = var
-            notes.append(f"The API key '{ref}' was removed from the settings file, but no OS "
-                         f"keyring is available to keep it: set the environment variable "
-                         f"{var} to the key.")
-    return notes
-
-
-def _without_secrets(text: str, secrets: dict[str, str]) -> str:
-    for key in secrets.values():
-        if key:
-            text = text.replace(key, "[moved to the keyring]")
-    return text
-
-
-def _stamp() -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-
-
-def _free_name(path: Path, tag: str) -> Path:
-    candidate = path.with_name(f"{path.name}.{tag}-{_stamp()}")
-    n = 1
-    while candidate.exists():
-        n += 1
-        candidate = path.with_name(f"{path.name}.{tag}-{_stamp()}-{n}")
-    return candidate
-
-
-class _Kept:
-    """Where a backup went, for the message; ``name`` explains if it could not be made."""
-
-    def __init__(self, path: Path | None, error: OSError | None = None) -> None:
-        self.path = path
-        self.name = path.name if path is not None else f"nothing (no backup possible: {error})"
-
-
-def _move_aside(path: Path, tag: str) -> _Kept:
-    try:
-        backup = _free_name(path, tag)
-        path.replace(backup)
-    except OSError as exc:  # a read-only config folder must not stop the app
-        return _Kept(None, exc)
-    return _Kept(backup)
-
-
-def _write_backup(path: Path, tag: str, text: str) -> _Kept:
-    try:
-        backup = _free_name(path, tag)
-        _atomic_write(backup, text)
-    except OSError as exc:
-        return _Kept(None, exc)
-    return _Kept(backup)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write to a temporary file, flush it to disk, then rename over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
