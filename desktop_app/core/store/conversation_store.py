@@ -21,7 +21,7 @@ from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.store import rows
 from desktop_app.core.store.benchmarks import BenchmarksMixin
 from desktop_app.core.store.branches import BranchesMixin
-from desktop_app.core.store.db import WriterLock, connect, default_db_path, integrity_check
+from desktop_app.core.store.db import WriterLock, connect, default_db_path
 from desktop_app.core.store.evals import EvalsMixin
 from desktop_app.core.store.history import (
     HISTORY_COLUMNS,
@@ -29,6 +29,7 @@ from desktop_app.core.store.history import (
     place_delivered_interrupts,
 )
 from desktop_app.core.store.items import ItemsMixin
+from desktop_app.core.store.maintenance import MaintenanceMixin
 from desktop_app.core.store.records import (
     MODES,
     Conversation,
@@ -47,7 +48,8 @@ class ConversationNotFoundError(StorageError):
     """No conversation (or message) with that id exists."""
 
 
-class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin, BranchesMixin):
+class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin, BranchesMixin,
+                        MaintenanceMixin):
     """Conversations, messages, tool steps, artifacts and interrupts in one SQLite file.
 
     Opening runs pending migrations and, if this process is the database's writer, marks
@@ -99,40 +101,6 @@ class ConversationStore(ItemsMixin, EvalsMixin, BenchmarksMixin, BranchesMixin):
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
-
-    def integrity_check(self) -> str:
-        """``"ok"`` or what is damaged (database pages, or the search index)."""
-        return integrity_check(self.conn)
-
-    def rebuild_search_index(self) -> None:
-        """Rebuild the full-text index from the messages (repairs a damaged index)."""
-        self.conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
-
-    def backup_to(self, target: Path) -> Path:
-        """Write a consistent copy of the whole database to ``target`` (safe while in use).
-
-        Uses SQLite's online backup, so a run streaming at the same time is copied either
-        before or after a write, never half-way.
-        """
-        target = Path(target)
-        if target.exists():
-            raise StorageError(f"{target} already exists.", hint="Choose a new file name.")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        copy = sqlite3.connect(target)
-        try:
-            self.conn.backup(copy)
-            result = copy.execute("PRAGMA integrity_check").fetchone()[0]
-        finally:
-            copy.close()
-        if result != "ok":
-            raise StorageError(f"The backup {target} failed its integrity check: {result}")
-        return target
-
-    def recover_interrupted(self) -> int:
-        """Mark answers left ``streaming`` by a crash as ``interrupted``; returns how many."""
-        cur = self.conn.execute(
-            "UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'")
-        return cur.rowcount
 
     # --- conversations -------------------------------------------------------------------------
     def create_conversation(self, title: str = "", *, model: str | None = None,
