@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,57 +33,13 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.catalogue import fit, library
 from desktop_app.core.catalogue.fit import size_text
-from desktop_app.core.catalogue.gguf_meta import GgufInfo, read_gguf
 from desktop_app.core.config.settings import Settings
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.ui.models_downloads import DownloadBar
+from desktop_app.ui.models_rows import InstalledRow, read_rows, state_text
 from desktop_app.ui.models_tabs import ElsewhereTab, RecommendedTab, SearchTab, data_table
 
 ROLES = ("", "general", "fast", "reasoning", "planner", "analyzer")
-
-
-@dataclass
-class InstalledRow:
-    name: str
-    path: Path | None
-    info: GgufInfo | None
-    context: int
-    verdict: fit.Fit | None
-    bench: dict[str, Any] | None
-    bundled: bool
-
-
-def _state(row: InstalledRow) -> str:
-    """A loaded model's State cell: in memory, and about how much (the fit estimate)."""
-    return f"in memory (≈ {size_text(row.verdict.needed)})" if row.verdict else "in memory"
-
-
-def _read_rows(settings: Settings, benches: dict[str, Any]) -> list[InstalledRow]:
-    """Runs on a worker thread: reads every model's header."""
-    from desktop_app.core.catalogue.bench import model_key
-    from desktop_app.core.llm.bundled import bundled_model_path, is_bundled_model_ready
-
-    entries: list[tuple[str, Path | None, int, bool]] = []
-    if settings.bundled.enabled:
-        ready = is_bundled_model_ready()
-        entries.append((settings.bundled.name, bundled_model_path() if ready else None,
-                        settings.bundled.context_size, True))
-    entries += [(m.name, Path(m.path).expanduser(), m.context_size, False)
-                for m in settings.local_models]
-    free = fit.available_memory()
-    rows = []
-    for name, path, context, bundled in entries:
-        info = verdict = bench = None
-        if path is not None:
-            try:
-                info = read_gguf(path)
-                verdict = fit.judge_fit(fit.estimate_memory(info, context), free)
-                stored = benches.get(model_key(path))
-                bench = stored.results if stored is not None else None
-            except (OSError, ValueError):
-                info = None
-        rows.append(InstalledRow(name, path, info, context, verdict, bench, bundled))
-    return rows
 
 
 class ModelsWindow(QWidget):
@@ -209,7 +164,7 @@ class ModelsWindow(QWidget):
     async def refresh(self) -> None:
         benches = await self.ctx.store.latest_benchmarks()
         settings = self.settings.model_copy(deep=True)
-        self.rows = await asyncio.to_thread(_read_rows, settings, benches)
+        self.rows = await asyncio.to_thread(read_rows, settings, benches)
         free = fit.available_memory()
         running = self.running() | set(self.ctx.registry.loaded())
         gpu = "GPU offload available" if self._gpu_offload else "CPU build (no GPU offload)"
@@ -222,7 +177,7 @@ class ModelsWindow(QWidget):
                      f"{row.bench['first_token_seconds']:.1f} s" if row.bench else "not measured")
             absent = "set up on first use" if row.bundled else "file missing"
             cells = [row.name + (" (built in)" if row.bundled else ""),
-                     _state(row) if row.name in running else "",
+                     state_text(row) if row.name in running else "",
                      info.quantisation if info else "—",
                      size_text(info.total_size) if info else absent,
                      (f"{row.verdict.verdict} ({size_text(row.verdict.needed)} at "
