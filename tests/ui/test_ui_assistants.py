@@ -29,7 +29,7 @@ def test_an_assistant_sets_prompt_tools_and_temperature_and_is_stored(loop, qtbo
         bar.combo.setCurrentIndex(bar.combo.findData("Translator"))
         await _send_and_wait(window, "Translate 'good morning' into Spanish.")
         request = llm.requests[0]
-        assert request.messages[0].content.startswith("You are a translator.")
+        assert request.messages[0].content.startswith("Translate the user's text")
         assert not request.tools  # the Translator uses no tools
         assert request.temperature == 0.2
         conversation_id = window.conversation_id
