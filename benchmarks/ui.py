@@ -129,6 +129,7 @@ def synthetic_answer(tokens: int) -> list[str]:
 async def bench_render_cost(window, tokens: int = 20_000, frame_every: int = 8,
                             window_tokens: int = 1000) -> dict[str, float]:
     """Per-token cost (append + forced frame with layout/paint) early vs late in an answer."""
+    from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
@@ -141,7 +142,10 @@ async def bench_render_cost(window, tokens: int = 20_000, frame_every: int = 8,
         turn.append_answer(piece)
         if i % frame_every == frame_every - 1:
             turn.answer.flush()
-            app.processEvents()
+            # Layout and a synchronous paint, without processEvents(): under qasync that
+            # ran other tasks' steps inside this one ("Cannot enter into task ...").
+            app.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)
+            window.repaint()
         per_token.append(time.perf_counter() - t0)
         if i % 500 == 0:
             await asyncio.sleep(0)

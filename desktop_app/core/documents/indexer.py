@@ -17,13 +17,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop_app.core.documents.chunking import chunk_sections, embedding_text
 from desktop_app.core.documents.convert import ConversionError, convert, is_supported
 from desktop_app.core.documents.index_db import IndexDatabase
+
+if TYPE_CHECKING:  # numpy loads with the first index or search, not with the window
+    import numpy as np
 
 
 class EmbedderLike(Protocol):
@@ -239,7 +240,7 @@ class Indexer:
                     "INSERT INTO chunks (file_id, ordinal, page, heading, text, vector) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     [(cursor.lastrowid, c.ordinal, c.page, c.heading, c.text,
-                      vectors[i].astype(np.float32).tobytes()) for i, c in enumerate(chunks)])
+                      vectors[i].astype("float32").tobytes()) for i, c in enumerate(chunks)])
         if error:
             report.failed[file.path] = error
         else:
@@ -268,7 +269,7 @@ class Indexer:
                 [embedding_text(text, heading, Path(path).name) for _, text, heading, path in part])
             with self._db.write() as conn:
                 conn.executemany("UPDATE chunks SET vector = ? WHERE id = ?",
-                                 [(vectors[i].astype(np.float32).tobytes(), row[0])
+                                 [(vectors[i].astype("float32").tobytes(), row[0])
                                   for i, row in enumerate(part)])
             state.done += len(part)
             notify(state)

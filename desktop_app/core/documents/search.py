@@ -16,9 +16,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from desktop_app.core.documents.index_db import IndexDatabase
 from desktop_app.core.documents.indexer import EmbedderLike
@@ -35,6 +33,9 @@ CANDIDATES = 50
 _STOPWORDS = frozenset("""a an and are as at be by can do does for from how i in is it its me
 my of on or should that the this to what when where which who why will
 with you your""".split())  # noqa: SIM905 - a word list reads best as text
+
+if TYPE_CHECKING:  # numpy loads with the first index or search, not with the window
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,8 @@ class Searcher:
         return [r[0] for r in rows]
 
     def vector_ranking(self, query: str, collection_ids: tuple[int, ...]) -> list[int]:
+        import numpy as np
+
         chunk_ids, matrix = self._vectors(collection_ids)
         if not len(chunk_ids):
             return []
@@ -128,6 +131,8 @@ class Searcher:
         return [int(chunk_ids[i]) for i in best]
 
     def _vectors(self, collection_ids: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
         generation = self._db.generation()
         with self._lock:
             cached = self._matrix
