@@ -292,8 +292,10 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
         await _dag_shot(window, scripted, grab, settle)
         await _versions_shot(window, grab, settle)
         from screenshot_documents import documents_shots  # beside this script
+        from screenshot_states import state_shots
 
         await documents_shots(window, grab, settle)
+        await state_shots(window, scripted, grab, settle)
     window.close()
     await window.controller.wait_idle()
     await ctx.aclose()

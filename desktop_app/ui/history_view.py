@@ -53,11 +53,13 @@ def build_turn(message: Message, interrupts: list[str]) -> AssistantTurn:
     """A finished assistant turn: its tool cards, interrupts, answer, error and footer."""
     turn = AssistantTurn()
     turn.message_id = message.id
+    # As the live run showed it: the plan card, the steps' tool cards, then the checks.
+    checks = {"DagAnalysis", "DagReplan"}
+    _replay_plan(turn, [item for item in message.plan if item.get("kind") not in checks])
     for step in message.steps:
         card = turn.add_card(step.tool, step.args, step.iteration)
         card.finish(step.observation, step.error, step.elapsed or 0.0)
-    if message.plan:
-        _replay_plan(turn, message.plan)
+    _replay_plan(turn, [item for item in message.plan if item.get("kind") in checks])
     for text in interrupts:
         turn.add_interrupt(text).mark_delivered()
     if message.error:

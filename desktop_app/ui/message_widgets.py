@@ -47,7 +47,7 @@ def format_footer(*, model: str | None, iterations: int, usage: Usage, elapsed: 
     if cancelled:
         parts.append("stopped by you")
     elif cut == "length":
-        parts.append(f"cut at the length limit ({usage.completion_tokens:,} tokens)")
+        parts.append("cut at the length limit")
     elif cut == "repetition":
         parts.append("stopped: the model began repeating itself")
     # Non-breaking spaces inside a part, and word joiners around slashes (Qt breaks lines
