@@ -41,6 +41,7 @@ from desktop_app.ui.message_widgets import AssistantTurn, UserMessage
 from desktop_app.ui.model_drop import GgufDropFilter
 from desktop_app.ui.model_picker import ModelPicker
 from desktop_app.ui.privacy_ledger import LedgerButton, show_sent
+from desktop_app.ui.restore_previous import offer_restore
 from desktop_app.ui.run_controller import RunController
 from desktop_app.ui.run_render import apply_event
 from desktop_app.ui.sidebar import Sidebar
@@ -273,6 +274,8 @@ class MainWindow(WindowRunEvents, WindowDialogs, QMainWindow):
         turn.read_aloud_requested.connect(self.voice.read)
         if turn.message_id is not None:  # a stored answer: did it send anything?
             self.spawn(show_sent(turn))
+        for card in turn.cards:  # reopened: a replaced file can still be put back
+            offer_restore(self, card)
         return turn
 
     def _on_deleted(self, conversation_id: str) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QLabel,
     QPlainTextEdit,
+    QPushButton,
     QSizePolicy,
     QToolButton,
     QVBoxLayout,
@@ -70,6 +71,7 @@ class ToolCard(QFrame):
         self.error: str | None = None
         self.elapsed: float | None = None
         self.status = "running"
+        self.actions: list[QPushButton] = []
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 6)
@@ -99,6 +101,15 @@ class ToolCard(QFrame):
         layout.addWidget(self.body)
         self.body.setVisible(False)
         self._update_header()
+
+    def add_action(self, label: str, callback: Any) -> QPushButton:
+        """A button under the header (e.g. "Restore the previous version")."""
+        button = QPushButton(label, self)
+        button.setObjectName("ToolCardAction")
+        button.clicked.connect(callback)
+        self.layout().insertWidget(1, button, 0, Qt.AlignmentFlag.AlignLeft)
+        self.actions.append(button)
+        return button
 
     def _update_header(self) -> None:
         marks = {"running": "◐", "done": "✓", "error": "✗"}  # ⏳ is missing from common fonts

@@ -11,6 +11,7 @@ import shiboken6
 
 from desktop_app.ui.message_widgets import AssistantTurn
 from desktop_app.ui.privacy_ledger import show_sent
+from desktop_app.ui.restore_previous import offer_restore
 from desktop_app.ui.run_render import apply_event
 
 if TYPE_CHECKING:
@@ -69,6 +70,9 @@ class WindowRunEvents:
         if turn is not None:
             apply_event(turn, event, self._add_artifact)
             self.voice.on_answer_event(event)
+            if getattr(event, "tool_name", None) == "write_file":
+                for card in turn.cards:
+                    offer_restore(self, card)
 
     def _on_interrupt_added(self, conversation_id: str, text: str) -> None:
         turn = self._turn_for(conversation_id)

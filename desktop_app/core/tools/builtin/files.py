@@ -218,13 +218,25 @@ class WriteFileTool(_WorkspaceTool):
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
         append = bool(args.get("append"))
-        target = await asyncio.to_thread(self.workspace.write_text, args["path"], args["content"],
-                                         append=append)
+        kept = await asyncio.to_thread(self._write, str(args["path"]), str(args["content"]),
+                                       append)
         verb = "Appended" if append else "Wrote"
-        shown = self.workspace.relative(target)
-        return ToolResult(text=f"{verb} {len(args['content'])} characters to '{shown}'.",
+        shown = self.workspace.relative(self.workspace.resolve(str(args["path"])))
+        note = (" The previous version is kept; the person can restore it from this call."
+                if kept else "")
+        return ToolResult(text=f"{verb} {len(args['content'])} characters to '{shown}'.{note}",
                           confirmation=(f"{'Added to' if append else 'Wrote'} `{shown}` in your "
                                         f"workspace:\n\n" + fenced(args["content"])))
+
+    def _write(self, path: str, content: str, append: bool) -> bool:
+        """Write; a file replaced keeps its previous version (``previous_versions``)."""
+        from desktop_app.core.tools import previous_versions
+
+        kept = False
+        if not append and self.workspace.resolve(path, must_exist=False).is_file():
+            kept = previous_versions.keep(self.workspace, path)
+        self.workspace.write_text(path, content, append=append)
+        return kept
 
 
 class SearchFilesTool(_WorkspaceTool):
