@@ -114,8 +114,15 @@ class ModelLoading:
         from PySide6.QtCore import QObject, QTimer
 
         assert isinstance(self, QObject)
+        def tick() -> None:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # the loop is not running (closing, or between tests)
+                return
+            spawn(self.unload_idle(keep()))
+
         self._idle_timer = QTimer(self)
-        self._idle_timer.timeout.connect(lambda: spawn(self.unload_idle(keep())))
+        self._idle_timer.timeout.connect(tick)
         self._idle_timer.start(every_ms)
 
     def _forget(self, names: list[str]) -> None:

@@ -117,3 +117,70 @@ async def test_no_host_path_is_visible_inside(tool: PythonCodeTool, workspace: P
     for host_path in {str(workspace), "private-name-of-alice", sys.prefix, sys.base_prefix}:
         if not host_path.startswith("/usr"):
             assert host_path not in result.text, host_path
+
+
+# --- what an adversarial review found (each fails on the first version of the budget) ---
+
+async def test_writes_below_a_path_too_long_to_name_are_counted(
+        tool: PythonCodeTool, workspace: Path) -> None:
+    """Folders nested past PATH_MAX could not be listed by path: 671 MB went uncounted."""
+    code = ("import os\nfor i in range(18):\n    os.mkdir('d'*250); os.chdir('d'*250)\n"
+            "b = b'x'*(32*1024*1024-1)\nfor i in range(20):\n"
+            "    with open(f'f{i}','wb') as f: f.write(b)\nprint('ALL WRITTEN')")
+    result = await tool.run({"code": code})
+    assert not result.ok and "wrote more than" in (result.error or ""), result.error
+    assert measure([workspace]).bytes < 32 * MB + 120 * MB
+
+
+async def test_fallocate_cannot_reserve_past_the_budget(tool: PythonCodeTool,
+                                                        workspace: Path) -> None:
+    """posix_fallocate reserved 3 GB in 3 ms, before the first check."""
+    code = ("import os\nfor i in range(10):\n"
+            "    fd = os.open(f'f{i}', os.O_CREAT | os.O_WRONLY)\n"
+            "    os.posix_fallocate(fd, 0, 32*1024*1024); os.close(fd)\nprint('ALL WRITTEN')")
+    result = await tool.run({"code": code})
+    assert not result.ok and "wrote more than" in (result.error or ""), result.error
+    assert measure([workspace]).bytes < 32 * MB + 120 * MB
+
+
+async def test_sparse_files_give_no_credit_for_a_later_call(tool: PythonCodeTool,
+                                                           workspace: Path) -> None:
+    """Sparse files were counted at their length: a second call filled them (1.3 GB)."""
+    make = ("for i in range(20):\n    with open(f's{i}','wb') as f: f.truncate(32*1024*1024-1)")
+    assert (await tool.run({"code": make})).ok
+    fill = ("b = b'x'*(32*1024*1024-1)\nfor i in range(20):\n"
+            "    with open(f's{i}','r+b') as f: f.write(b)\nprint('ALL WRITTEN')")
+    result = await tool.run({"code": fill})
+    assert not result.ok and "wrote more than" in (result.error or ""), result.error
+    assert measure([workspace]).bytes < 32 * MB + 120 * MB
+
+
+async def test_deleted_files_held_open_are_counted(tool: PythonCodeTool) -> None:
+    """Files deleted but kept open took 1.3 GB of the disk while the program ran."""
+    code = ("import os, time\nb = b'x'*(32*1024*1024-1); keep = []\nfor i in range(20):\n"
+            "    f = open(f'/tmp/u{i}', 'wb'); os.unlink(f'/tmp/u{i}'); f.write(b); f.flush()\n"
+            "    keep.append(f)\n    time.sleep(0.05)\ntime.sleep(2)\nprint('ALL WRITTEN')")
+    result = await tool.run({"code": code})
+    assert not result.ok and "wrote more than" in (result.error or ""), result.error
+
+
+async def test_the_i386_system_call_abi_is_refused(tool: PythonCodeTool) -> None:
+    """int 0x80 reached a host socket and ptrace'd pid 1 past the x86-64 rules."""
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("an x86-64 attack")
+    code = ("import ctypes, mmap\n"
+            "code = bytes.fromhex('53' '89f8' '89f3' '4189d0' '89ca' '4489c1' 'cd80' '5b' 'c3')\n"
+            "m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ|mmap.PROT_WRITE|mmap.PROT_EXEC)\n"
+            "m.write(code)\n"
+            "sys32 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,"
+            " ctypes.c_uint)(ctypes.addressof(ctypes.c_char.from_buffer(m)))\n"
+            "print('socket', sys32(359, 1, 1, 0))\n"
+            "print('ptrace', sys32(26, 16, 1, 0))\n"
+            "print('getpid', sys32(20, 0, 0, 0))\n")
+    result = await tool.run({"code": code})
+    assert result.ok, result.error
+    lines = {line.split()[0]: int(line.split()[1]) for line in result.text.splitlines()
+             if line.startswith(("socket", "ptrace", "getpid"))}
+    assert lines == {"socket": -1, "ptrace": -1, "getpid": -1}, result.text

@@ -80,7 +80,9 @@ def test_screenshot_script_saves_non_blank_pngs(tmp_path) -> None:
                      "04-settings.png", "05-compare.png", "06-dag-run.png", "07-models.png",
                      "08-models-recommended.png", "09-versions-and-assistant.png",
                      "10-assistants.png", "11-documents.png", "12-cited-answer.png",
-                     "13-document-viewer.png", "screenshot.png"]
+                     "13-document-viewer.png", "14-shortcuts.png", "15-dag-reopened.png",
+                     "16-answer-cut-at-the-limit.png", "17-models-in-memory.png",
+                     "screenshot.png"]
     assert report["blank"] == []
     for name in names:
         assert (out / name).stat().st_size > 10_000

@@ -162,7 +162,7 @@ class PythonCodeTool(Tool):
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         limit = self.max_output_chars * 4  # bytes; decoded text is cut to chars below
         readers = asyncio.gather(_read_capped(proc.stdout, limit), _read_capped(proc.stderr, limit))
-        watcher = asyncio.ensure_future(disk.watch(lambda: self._kill(proc)))
+        watcher = asyncio.ensure_future(disk.watch(lambda: self._kill(proc), holder=proc.pid))
         try:
             proc.stdin.write(args["code"].encode("utf-8"))
             await proc.stdin.drain()
@@ -182,6 +182,7 @@ class PythonCodeTool(Tool):
         except TimeoutError:  # a pipe still held open: the namespace is going away anyway
             (out, out_cut), (err, err_cut) = ("", False), ("(output lost)", False)
         elapsed = time.monotonic() - started
+        await asyncio.to_thread(disk.finish)  # a burst just before it ended counts too
         if disk.exceeded:
             return ToolResult.failure(f"The program was stopped: {disk.exceeded}. What it "
                                       f"wrote to the workspace is still there.")
