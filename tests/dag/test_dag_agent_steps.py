@@ -224,3 +224,15 @@ def test_step_agents_are_built_by_the_app_factory_like_every_run() -> None:
     for agent in (local, hosted):
         assert agent.context_guard is not None and agent.tool_timeout
         assert agent.max_iterations == executor.max_iterations
+
+
+def test_a_step_that_called_its_tools_and_wrote_nothing_passes_on_their_results() -> None:
+    """The bundled model computed 12*12 and 7*8 in a step and answered with nothing; the
+    check then called the step failed and the answer never gave the number."""
+    registry, big, _small = two_models()
+    big.add(json_action("add", {"a": 12, "b": 30}), json_final(""))
+    plan = validate_plan({"steps": [{"id": "step_1", "task": "add 12 and 30"}]},
+                         known_models=set(registry.names()) | set(registry.roles()))
+    result = asyncio.run(DAGExecutor(registry, ToolRegistry([ADD])).execute(plan, "the goal"))
+    run = result.runs["step_1"]
+    assert run.state == "done" and "42" in run.result and "add" in run.result, run.result

@@ -169,11 +169,16 @@ class DAGExecutor:
             partial = partial_result(exc)
             raise StepFailedError(str(exc) or type(exc).__name__,
                                   usage=usage + (partial.usage if partial else Usage())) from exc
-        answer = result.answer
+        answer = result.answer.strip()
         if result.stop_reason == "max_iterations":
             # "I stopped after 8 iterations…" alone would lose what the tools found; the
             # analyzer and the synthesis need the data, so it goes along, labelled.
             answer += "\n\n" + step_tool_results(result.steps)
+        elif not answer and any(s.error is None for s in result.steps):
+            # The step's model called its tools and then wrote nothing (the bundled model,
+            # "Compute 12*12 and 7*8": both results in hand, an empty answer, and the check
+            # called the step failed): its result is what its tools returned.
+            answer = step_tool_results(result.steps)
         return StepOutput(answer=answer, model=ctx.model, iterations=result.iterations,
                           usage=usage + result.usage)
 
