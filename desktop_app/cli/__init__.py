@@ -69,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from desktop_app.cli.voice import run_piper
 
         return run_piper(arguments[2:])
+    if arguments[:1] == ["_prepare-assistant"]:  # the window's first-launch child (ui/app)
+        from desktop_app.cli.prepare import run_prepare
+
+        return run_prepare()
     parser = _build_parser()
     args = parser.parse_args(argv)
     from desktop_app.core import log_setup

@@ -115,11 +115,30 @@ def prepare_default_model(window: object) -> None:
             await asyncio.to_thread(bundled.ensure_bundled_model, progress)
         except Exception as exc:  # noqa: BLE001 - shown where the user will look
             window.show_error(str(exc))
+            return
         finally:
             window.controller.model_status.emit("")
+        window.ctx.preparing = asyncio.ensure_future(_prepare_assistant())
 
     loop = asyncio.get_running_loop()
     window.spawn(assemble())
+
+
+async def _prepare_assistant() -> None:
+    """The prompt state of the built-in model, built in a child process at low priority
+    while the window sits idle (the first question waited 26 s for it, 62 s under load).
+    Stopped when the window closes; a state half-written is never read (atomic rename)."""
+    from desktop_app.core.voice.tts import app_command
+
+    process = await asyncio.create_subprocess_exec(
+        *app_command(), "_prepare-assistant", stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL, preexec_fn=lambda: os.nice(10))
+    try:
+        await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 async def start_tools(window: object) -> None:
@@ -190,6 +209,8 @@ def _run_window(app: QApplication) -> BaseException | None:
         prepare_default_model(window)
         window.spawn(start_tools(window))
         await closed.wait()
+        if window.ctx.preparing is not None:
+            window.ctx.preparing.cancel()  # kills the child (it only saves time)
         await window.controller.wait_idle()
         if window.api_server.running:
             await window.api_server.stop()

@@ -51,6 +51,8 @@ class AppContext:
     _unsaved: bool = False
     #: Which local models stay loaded (least recently used unloaded first).
     residency: Residency = field(init=False)
+    #: The first launch's child process building the prompt state (``ui/app``), if any.
+    preparing: asyncio.Future[None] | None = None
 
     def __post_init__(self) -> None:
         self.residency = Residency(lambda: self.registry)

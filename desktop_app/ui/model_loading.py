@@ -5,6 +5,7 @@ thread, with progress; unloading what is not needed (``core.llm.residency``). A 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,12 @@ class ModelLoading:
                 from desktop_app.core.agent.factory import warm_up
 
                 self.model_status.emit("Preparing the assistant…")
+                preparing = self.ctx.preparing
+                if preparing is not None and not preparing.done():
+                    # The first launch's child is building it: waiting is shorter than
+                    # doing the same work beside it (the state is then read from disk).
+                    with contextlib.suppress(Exception):
+                        await asyncio.shield(preparing)
                 await warm_up(llm, self.ctx.tools())
             return llm
         finally:
