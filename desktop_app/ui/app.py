@@ -130,9 +130,14 @@ async def _prepare_assistant() -> None:
     Stopped when the window closes; a state half-written is never read (atomic rename)."""
     from desktop_app.core.voice.tts import app_command
 
-    process = await asyncio.create_subprocess_exec(
-        *app_command(), "_prepare-assistant", stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL, preexec_fn=lambda: os.nice(10))
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *app_command(), "_prepare-assistant", stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            preexec_fn=(lambda: os.nice(10)) if os.name == "posix" else None)
+    except (OSError, ValueError) as exc:  # only a speed-up: the first question builds it
+        log.info("could not start preparing the assistant: %s", exc)
+        return
     try:
         await process.wait()
     finally:
