@@ -15,10 +15,9 @@ _LABEL = "Restore the previous version"
 
 def offer_restore(window: Any, card: ToolCard) -> None:
     """Add the button to ``card`` when it replaced a file whose previous version is kept."""
-    if (card.tool_name != "write_file" or card.status != "done"
-            or getattr(card, "restore_checked", False)):
+    if card.tool_name != "write_file" or card.status != "done" or card.restore_checked:
         return
-    card.restore_checked = True  # type: ignore[attr-defined]  # asked once per card
+    card.restore_checked = True  # asked once per card
     try:
         args = json.loads(card.args_text)
     except ValueError:

@@ -72,6 +72,8 @@ class ToolCard(QFrame):
         self.elapsed: float | None = None
         self.status = "running"
         self.actions: list[QPushButton] = []
+        #: Whether a "Restore the previous version" button was looked for (restore_previous).
+        self.restore_checked = False
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 6)

@@ -34,16 +34,15 @@ class LoadableLLM(ScriptedLLM):
         self.loaded = False
 
 
-def test_switching_to_a_model_that_does_not_fit_unloads_the_other(
-        qtbot, loop, monkeypatch: pytest.MonkeyPatch) -> None:
-    machine = {"free": 10 * GB}
-    sizes = {"first": 6 * GB, "second": 6 * GB}
-    built: dict[str, list[LoadableLLM]] = {"first": [], "second": []}
+def _local_models(sizes: dict[str, int], machine: dict[str, int],
+                  monkeypatch: pytest.MonkeyPatch) -> tuple[ModelRegistry, list[LoadableLLM]]:
+    """A registry of local models of ``sizes`` (each holds that much of ``machine`` while
+    loaded, its fit estimate says the same), and the list of every copy built."""
+    made: list[LoadableLLM] = []
 
     def factory(name: str) -> LoadableLLM:
-        llm = LoadableLLM(sizes[name], machine, model_id=name)
-        built[name].append(llm)
-        return llm
+        made.append(LoadableLLM(sizes[name], machine, model_id=name))
+        return made[-1]
 
     registry = ModelRegistry()
     for name in sizes:
@@ -51,6 +50,13 @@ def test_switching_to_a_model_that_does_not_fit_unloads_the_other(
                                 abilities={"streaming": True}, context_size=4096,
                                 path=f"/models/{name}.gguf"))
     monkeypatch.setattr(residency_module, "memory_needed", lambda entry: sizes[entry.name])
+    return registry, made
+
+
+def test_switching_to_a_model_that_does_not_fit_unloads_the_other(
+        qtbot, loop, monkeypatch: pytest.MonkeyPatch) -> None:
+    machine = {"free": 10 * GB}
+    registry, made = _local_models({"first": 6 * GB, "second": 6 * GB}, machine, monkeypatch)
 
     async def scenario() -> None:
         window = await make_window(qtbot)
@@ -75,8 +81,9 @@ def test_switching_to_a_model_that_does_not_fit_unloads_the_other(
         window.picker.set_registry(registry, "first")
         await window.send("And back")
         await window.controller.wait_idle()
-        assert registry.loaded() == ["first"] and len(built["first"]) == 2
-        assert sum(llm.loads for llm in built["first"] + built["second"]) == 3
+        assert registry.loaded() == ["first"]
+        assert [llm.model_id for llm in made].count("first") == 2
+        assert sum(llm.loads for llm in made) == 3
         await models.refresh()
         assert models.running() | set(registry.loaded()) >= {"first"}
         await asyncio.sleep(0)
@@ -87,19 +94,8 @@ def test_switching_to_a_model_that_does_not_fit_unloads_the_other(
 def test_compare_says_before_loading_that_the_ticked_models_do_not_fit(
         qtbot, loop, monkeypatch: pytest.MonkeyPatch) -> None:
     machine = {"free": 10 * GB}
-    sizes = {"first": 6 * GB, "second": 6 * GB, "small": 1 * GB}
-    made: list[LoadableLLM] = []
-
-    def factory(name: str) -> LoadableLLM:
-        made.append(LoadableLLM(sizes[name], machine, model_id=name))
-        return made[-1]
-
-    registry = ModelRegistry()
-    for name in sizes:
-        registry.add(ModelEntry(name=name, kind="local", factory=lambda n=name: factory(n),
-                                abilities={"streaming": True}, context_size=4096,
-                                path=f"/models/{name}.gguf"))
-    monkeypatch.setattr(residency_module, "memory_needed", lambda entry: sizes[entry.name])
+    registry, made = _local_models({"first": 6 * GB, "second": 6 * GB, "small": 1 * GB},
+                                   machine, monkeypatch)
 
     async def scenario() -> None:
         window = await make_window(qtbot)
