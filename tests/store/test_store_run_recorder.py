@@ -96,7 +96,10 @@ def test_interrupt_during_a_run_is_stored_delivered_and_ordered(db_path: Path) -
 
 
 def test_cancelled_run_keeps_its_question_and_is_interrupted(db_path: Path) -> None:
+    tool_running = asyncio.Event()
+
     async def hang(city: str) -> str:
+        tool_running.set()
         await asyncio.sleep(30)
         return "never"
 
@@ -109,7 +112,8 @@ def test_cancelled_run_keeps_its_question_and_is_interrupted(db_path: Path) -> N
             recorder = RunRecorder(store, conv.id)
             await recorder.begin("Take your time")
             task = asyncio.create_task(drive_run(agent, "Take your time", emit=recorder))
-            await asyncio.sleep(0.3)
+            # Stop once the tool runs, not after a fixed time: a loaded CI machine can be slower.
+            await asyncio.wait_for(tool_running.wait(), 30)
             task.cancel()  # Stop
             try:
                 await task
