@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.llm.types import Usage
 from desktop_app.ui.markdown_view import AutoHeightBrowser, MarkdownView
+from desktop_app.ui.text_wrap import WrappingText
 from desktop_app.ui.tool_card import ToolCard
 
 
@@ -173,9 +174,7 @@ class ErrorCard(QFrame):
         self.message = message
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 10, 6)
-        label = QLabel(f"⚠  {message}")
-        label.setWordWrap(True)
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        label = WrappingText(f"⚠  {message}")
         layout.addWidget(label)
 
 
@@ -190,9 +189,7 @@ class InterruptNote(QFrame):
         layout.setContentsMargins(8, 4, 8, 4)
         self.status = QLabel("You interrupted · waiting for the agent")
         self.status.setObjectName("Muted")
-        body = QLabel(text)
-        body.setWordWrap(True)
-        body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        body = WrappingText(text)
         layout.addWidget(self.status)
         layout.addWidget(body)
         self.delivered = False
@@ -208,7 +205,13 @@ class Divider(QLabel):
     def __init__(self, text: str, parent: QWidget | None = None) -> None:
         super().__init__(f"──────  {text}  ──────", parent)
         self.setObjectName("Divider")
+        self.setTextFormat(Qt.TextFormat.PlainText)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setWordWrap(True)  # a check's reason can be a long line
+        # ...and never widens the chat: a run without spaces is cut at the edge (the whole
+        # line is the tooltip) instead of pushing everything past the window's edge.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setToolTip(text)
 
 
 class AssistantTurn(QFrame):

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
+from desktop_app.ui.text_wrap import WrappingText
+
 if TYPE_CHECKING:
     from desktop_app.core.dag.events import DagPlan, DagStepDone, DagStepStart
 
@@ -40,9 +42,8 @@ class PlanCard(QFrame):
         layout.addWidget(header)
         if plan.fallback and plan.warnings:
             # Why there is no real plan is the user's business; show it.
-            note = QLabel(f"⚠ {plan.warnings[0]}")
+            note = WrappingText(f"⚠ {plan.warnings[0]}")
             note.setObjectName("Muted")
-            note.setWordWrap(True)
             layout.addWidget(note)
         elif plan.warnings:
             # How the model's plan was repaired is for the curious: a tooltip, not a banner.
@@ -52,7 +53,7 @@ class PlanCard(QFrame):
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
         grid.setVerticalSpacing(3)
-        self._outputs: dict[str, QLabel] = {}
+        self._outputs: dict[str, WrappingText] = {}
         self._toggles: dict[str, QToolButton] = {}
         for index, step in enumerate(plan.steps):
             row = index * 2  # the step, then its output (hidden until opened)
@@ -64,18 +65,14 @@ class PlanCard(QFrame):
             ident.setEnabled(False)  # until the step has an output to show
             ident.setToolTip("Show what this step produced")
             ident.clicked.connect(lambda _=False, sid=step.id: self.toggle_output(sid))
-            output = QLabel("")
+            output = WrappingText()
             output.setObjectName("Muted")
-            output.setWordWrap(True)
-            output.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             output.hide()
             grid.addWidget(output, row + 1, 2, 1, 2)
             self._outputs[step.id] = output
             self._toggles[step.id] = ident
             deps = f"  (after {', '.join(step.dependencies)})" if step.dependencies else ""
-            task = QLabel(f"{step.task}{deps}")
-            task.setWordWrap(True)
-            task.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            task = WrappingText(f"{step.task}{deps}")
             model = QLabel(step.model or step.model_hint or "default model")
             model.setObjectName("Muted")
             grid.addWidget(status, row, 0, Qt.AlignmentFlag.AlignTop)

@@ -108,7 +108,7 @@ QCheckBox::indicator:disabled, QListView::indicator:disabled {{ border-color: {p
 #CodeBlock {{ background: {p.code_bg}; border: 1px solid {p.border}; border-radius: 6px; }}
 #CodeBlockHeader {{ color: {p.text_muted}; }}
 #ErrorCard {{ background: {p.error_bg}; color: {p.error_text}; border-radius: 8px; }}
-#ErrorCard QLabel {{ color: {p.error_text}; }}
+#ErrorCard QLabel, #ErrorCard QTextBrowser {{ color: {p.error_text}; }}
 #InterruptNote {{ background: {p.surface}; border-left: 3px solid {p.accent};
                  border-radius: 4px; }}
 #Footer, #Muted, #ThinkingIndicator {{ color: {p.text_muted}; }}

@@ -112,7 +112,10 @@ def test_a_citation_whose_file_is_gone_says_so(loop, qtbot, tmp_path) -> None:
         assert window.documents.viewers == []
         from PySide6.QtWidgets import QLabel
 
-        shown = " ".join(label.text() for label in window.chat.findChildren(QLabel))
+        from desktop_app.ui.text_wrap import WrappingText
+
+        texts = [*window.chat.findChildren(QLabel), *window.chat.findChildren(WrappingText)]
+        shown = " ".join(widget.text() for widget in texts)
         assert "is no longer there" in shown and "The text." in shown
 
     loop.run_until_complete(scenario())

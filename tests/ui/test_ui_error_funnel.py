@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _errors(window: Any) -> list[str]:
-    from PySide6.QtWidgets import QLabel
+    from desktop_app.ui.text_wrap import WrappingText
 
-    return [label.text() for label in window.chat.findChildren(QLabel)
-            if "went wrong" in label.text() or "Details for a bug report" in label.text()]
+    return [view.text() for view in window.chat.findChildren(WrappingText)
+            if "went wrong" in view.text() or "Details for a bug report" in view.text()]
 
 
 @pytest.mark.anyio

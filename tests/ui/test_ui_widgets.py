@@ -301,19 +301,21 @@ def test_plan_repairs_are_a_tooltip_and_a_fallback_reason_is_shown(qtbot) -> Non
 
     from desktop_app.core.dag.events import DagPlan, PlannedStep
     from desktop_app.ui.plan_card import PlanCard
+    from desktop_app.ui.text_wrap import WrappingText
 
     step = PlannedStep(id="step_1", task="compute 12*12")
     repaired = PlanCard(DagPlan(round=0, steps=[step], warnings=[
         "Step 'step_1': model_hint 'calculator' is a tool; read as tool_hint."]))
     qtbot.addWidget(repaired)
-    texts = [label.text() for label in repaired.findChildren(QLabel)]
+    shown = [*repaired.findChildren(QLabel), *repaired.findChildren(WrappingText)]
+    texts = [widget.text() for widget in shown]
     assert not any("model_hint" in text for text in texts)
     assert any("model_hint" in label.toolTip() for label in repaired.findChildren(QLabel))
     fallback = PlanCard(DagPlan(round=0, steps=[step], fallback=True,
                                 warnings=["The model did not return a usable plan."]))
     qtbot.addWidget(fallback)
-    assert any("did not return a usable plan" in label.text()
-               for label in fallback.findChildren(QLabel))
+    assert any("did not return a usable plan" in view.text()
+               for view in fallback.findChildren(WrappingText))
 
 
 def test_opening_the_artifact_pane_never_widens_the_window(qtbot, loop) -> None:
