@@ -61,10 +61,9 @@ async def _ask(window: Any, question: str) -> dict[str, float | None]:
             else None, "total_s": time.perf_counter() - sent}
 
 
-async def _scenario(at_once: bool) -> dict[str, Any]:
-    from desktop_app.ui.app import create_application, open_window, prepare_default_model
+async def _scenario(app: Any, at_once: bool) -> dict[str, Any]:
+    from desktop_app.ui.app import open_window, prepare_default_model
 
-    app = create_application([])
     window = await open_window(app)
     started = time.perf_counter()
     prepare_default_model(window)
@@ -101,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)
         with loop:
-            result = loop.run_until_complete(_scenario(args.at_once))
+            result = loop.run_until_complete(_scenario(app, args.at_once))
     if args.json:
         print(json.dumps(result, indent=1))
         return 0

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.llm.types import Usage
-from desktop_app.ui.markdown_view import AutoHeightBrowser, MarkdownView
+from desktop_app.ui.markdown_view import MarkdownView
 from desktop_app.ui.text_wrap import WrappingText
 from desktop_app.ui.tool_card import ToolCard
 
@@ -76,8 +76,7 @@ class UserMessage(QFrame):
         inner = QHBoxLayout(bubble)
         inner.setContentsMargins(10, 6, 6, 6)
         # Plain text: what the person typed, exactly ("12*12 and 7*8" is not emphasis).
-        self.view = AutoHeightBrowser(bubble)
-        self.view.setPlainText(text)
+        self.view = WrappingText(text, bubble)
         inner.addWidget(self.view, 1)
         self.edit_button = QToolButton(bubble)
         self.edit_button.setText("Edit")
