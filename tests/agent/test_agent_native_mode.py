@@ -169,6 +169,18 @@ async def test_a_call_that_repeats_the_last_one_ends_the_loop_without_running_ag
     assert "42" in result.steps[0].observation
     assert len(llm.requests) == 2
 
+async def test_the_same_call_with_a_key_the_tool_does_not_know_is_a_repeat() -> None:
+    # The bundled model sent calculator("17.5 / 2340") and then, nine times, the same call
+    # with "format": "float" added; the key is dropped before the call runs, so it is the
+    # same call and the loop ends after the first.
+    first = tool_call_reply(("calculator", {"expression": "17.5 / 2340"}))
+    again = tool_call_reply(("calculator", {"expression": "17.5 / 2340", "format": "float"}))
+    llm = native_llm(first, again, again, ChatMessage.assistant("never asked"))
+    result = await ReActAgent(llm, registry()).run("17.5% of 2340?")
+    assert [s.tool for s in result.steps] == ["calculator"]
+    assert len(llm.requests) == 2
+
+
 
 async def test_computing_the_number_just_given_counts_as_done() -> None:
     llm = native_llm(tool_call_reply(("calculator", {"expression": "12.5+3.2"})),
