@@ -10,12 +10,16 @@ Then, as a person would:
   Send → the first word shown in the chat; then ask a second question the same way (the
   state is warm: the baseline in the same run);
 * ``at once`` (``--at-once``): ask the first question as soon as the model is assembled,
-  while the child still works (the answer waits for it instead of doing the work twice).
+  while the child still works (the answer waits for it instead of doing the work twice);
+* ``documents`` (``--documents``): once idle, add a collection of three notes, attach it
+  to the chat, give the person ``--typing`` seconds to type, and ask two questions about
+  it (the chat's own system turn, with the search tool, is prepared on attaching).
 
 Reports seconds and the ratio first/second; the footer's own "first word" (counted from
 Send) is shown beside the polled time as a check of the footer.
 
-    xvfb-run -a .venv/bin/python benchmarks/first_answer.py [--at-once] [--json]
+    xvfb-run -a .venv/bin/python benchmarks/first_answer.py [--at-once | --documents]
+                                                        [--typing S] [--json]
 """
 
 from __future__ import annotations
@@ -35,6 +39,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 QUESTIONS = ("What is the capital of France?", "Explain a Python generator in two sentences.")
+DOCUMENT_QUESTIONS = ("What's the guest wifi password?", "When does the blue bin go out?")
+NOTES = {
+    "wifi.md": "# Home network\n\n- Main network: HomeNet, password blue-river-42\n"
+               "- Guest network: HomeGuest, password sunny-day-7\n\n"
+               "The router is in the hallway cupboard.\n",
+    "bins.md": "# Bins\n\nThe blue bin (paper) goes out on Tuesdays, the green bin (garden) "
+               "every other Friday.\n",
+    "boiler.txt": "Boiler service: call Smith Heating, 0123 456789. Last service: March 2026.\n",
+}
 FOOTER_FIRST_WORD = re.compile(r"first word ([\d.]+) s")
 
 
@@ -61,7 +74,8 @@ async def _ask(window: Any, question: str) -> dict[str, float | None]:
             else None, "total_s": time.perf_counter() - sent}
 
 
-async def _scenario(app: Any, at_once: bool) -> dict[str, Any]:
+async def _scenario(app: Any, at_once: bool, documents: bool = False,
+                    typing: float = 0.0) -> dict[str, Any]:
     from desktop_app.ui.app import open_window, prepare_default_model
 
     window = await open_window(app)
@@ -76,18 +90,36 @@ async def _scenario(app: Any, at_once: bool) -> dict[str, Any]:
     if not at_once:
         await window.ctx.preparing
         prepared = time.perf_counter() - started
-    first = await _ask(window, QUESTIONS[0])
-    second = await _ask(window, QUESTIONS[1])
+    questions = QUESTIONS
+    if documents:
+        await window.controller.ensure_llm(window.ctx.registry.default_name)
+        folder = Path(os.environ["DESKTOP_APP_HOME"]) / "notes-folder"
+        folder.mkdir()
+        for name, text in NOTES.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        library = window.ctx.documents()
+        await asyncio.to_thread(library.add_paths, "Home", [folder])
+        await library.sync_async("Home")
+        window.documents.set_attached("Home", True)
+        await asyncio.sleep(typing)
+        questions = DOCUMENT_QUESTIONS
+    first = await _ask(window, questions[0])
+    second = await _ask(window, questions[1])
     window.close()
     await window.ctx.registry.aclose()
-    return {"scenario": "at once" if at_once else "idle", "assembled_s": assembled,
-            "prompt_state_built_s": prepared, "first": first, "second": second}
+    scenario = "documents" if documents else "at once" if at_once else "idle"
+    return {"scenario": scenario, "assembled_s": assembled, "prompt_state_built_s": prepared,
+            "first": first, "second": second}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--at-once", action="store_true",
                         help="ask while the prompt state is still being built")
+    parser.add_argument("--documents", action="store_true",
+                        help="questions in a chat with a collection attached")
+    parser.add_argument("--typing", type=float, default=10.0, metavar="S",
+                        help="seconds between attaching and Send (--documents; default 10)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="first-answer-") as home:
@@ -100,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)
         with loop:
-            result = loop.run_until_complete(_scenario(app, args.at_once))
+            result = loop.run_until_complete(_scenario(app, args.at_once, args.documents,
+                                                          args.typing))
     if args.json:
         print(json.dumps(result, indent=1))
         return 0

@@ -69,6 +69,20 @@ class ChatDocuments:
         if self.window.conversation_id:
             self.window.spawn(chat.attach(self.window.conversation_id))
         self.update_label()
+        self.prepare()
+
+    def prepare(self) -> None:
+        """Get this chat's first question over its documents ready in the background (the
+        embedding model, the model's prompt state with the search tool)."""
+        names = self.attached
+        if not names:
+            return
+        from desktop_app.core.assistants import find_assistant
+
+        window = self.window
+        assistant = find_assistant(window.ctx.settings, window.assistant.picker.current())
+        window.spawn(window.controller.prepare_documents(window.picker.current_model(),
+                                                         assistant, names))
 
     # --- the Documents window ----------------------------------------------------------
     def open_window(self) -> None:

@@ -243,6 +243,7 @@ class MainWindow(WindowRunEvents, WindowDialogs, QMainWindow):
         self.picker.set_mode(detail.conversation.mode)
         self.assistant.show_conversation(detail.conversation)
         self.documents.update_label()
+        self.documents.prepare()
         run = self.controller.active
         live = run if run is not None and run.conversation_id == conversation_id else None
         builders = builders_for(detail, self._wire_user, self._wire_turn,

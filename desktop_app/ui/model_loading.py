@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from desktop_app.core.llm.base import LLM
+
+log = logging.getLogger(__name__)
 
 
 def _import_adapter(kind: str) -> None:
@@ -78,6 +81,30 @@ class ModelLoading:
             return llm
         finally:
             self.model_status.emit("")
+
+    async def prepare_documents(self, model: str | None, assistant: Any,
+                                collections: list[str]) -> None:
+        """Get the first question of a chat with ``collections`` attached ready while the
+        user types it: the embedding model, and the model's prompt state for that chat's
+        tools (``warm_up_documents``). Only for a model already loaded or loading: attaching
+        documents does not load one."""
+        from desktop_app.core.agent.factory import warm_up_documents
+        from desktop_app.core.assistants import tools_for
+
+        name = self.ctx.registry.resolve(model)
+        task = self._loading.get(name)
+        if not collections or task is None:
+            return
+        from desktop_app.core.documents.embedder import EmbedderUnavailableError
+        from desktop_app.core.errors import DesktopAppError
+
+        try:
+            llm = await asyncio.shield(task)
+            await warm_up_documents(llm, tools_for(assistant, self.ctx.tools()),
+                                    self.ctx.documents(), collections)
+        except (DesktopAppError, EmbedderUnavailableError) as exc:
+            # Only a head start: the question itself meets the same problem and shows it.
+            log.info("documents not prepared ahead: %s", exc)
 
     def loaded_models(self) -> set[str]:
         """Names of the models loaded in memory now (local ones hold their weights)."""

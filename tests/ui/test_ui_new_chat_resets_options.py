@@ -25,3 +25,41 @@ async def test_attached_documents_and_chat_options_stay_with_their_chat(
     assert window.documents.attached == []
     assert window.documents.button.text() == "Documents"
     assert window.assistant.options.temperature is None
+
+
+@pytest.mark.anyio
+async def test_attaching_documents_prepares_the_chat_s_first_question(
+        qtbot: Any, app_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first question of a chat with documents waited for its own system turn (the
+    search tool added) to be evaluated: attaching prepares it in the background, on the
+    model the window loaded."""
+    import asyncio
+
+    from desktop_app.core.agent import factory
+
+    prepared: list[tuple[Any, list[str], list[str]]] = []
+
+    async def record(llm: Any, tools: Any, library: Any, collections: Any) -> None:
+        prepared.append((llm, [tool.name for tool in tools], list(collections)))
+
+    monkeypatch.setattr(factory, "warm_up_documents", record)
+    llm = ScriptedLLM([])
+    window = await make_window(qtbot, llm)
+    window.documents.set_attached("Work", True)
+    await asyncio.sleep(0.3)
+    assert prepared == []  # no model loaded: attaching does not load one
+    window.documents.set_attached("Work", False)
+
+    await window.controller.ensure_llm(llm.model_id)
+    window.documents.set_attached("Home", True)
+    for _ in range(100):
+        if prepared:
+            break
+        await asyncio.sleep(0.05)
+    model, tools, collections = prepared[0]
+    assert model is llm and collections == ["Home"]
+    assert "calculator" in tools  # the chat's own tools, to which the search is added
+
+    window.documents.set_attached("Home", False)
+    await asyncio.sleep(0.3)
+    assert len(prepared) == 1  # nothing attached: nothing to prepare
