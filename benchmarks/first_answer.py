@@ -51,7 +51,7 @@ NOTES = {
 FOOTER_FIRST_WORD = re.compile(r"first word ([\d.]+) s")
 
 
-async def _ask(window: Any, question: str) -> dict[str, float | None]:
+async def _ask(window: Any, question: str) -> dict[str, Any]:
     """Send ``question``; seconds from Send to the first word shown, and the footer's."""
     count = len(window.chat.items())
     sent = time.perf_counter()
@@ -71,7 +71,7 @@ async def _ask(window: Any, question: str) -> dict[str, float | None]:
     footer = " ".join(turn.footer.text().replace("\u00a0", " ").replace("\u2060", "").split())
     match = FOOTER_FIRST_WORD.search(footer)
     return {"first_word_s": first, "footer_first_word_s": float(match.group(1)) if match
-            else None, "total_s": time.perf_counter() - sent}
+            else None, "total_s": time.perf_counter() - sent, "answer": turn.answer_text()}
 
 
 async def _scenario(app: Any, at_once: bool, documents: bool = False,
@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, run in (("first question", first), ("second question", second)):
         print(f"{name}: first word {run['first_word_s']:.2f} s after Send "
               f"(footer: {run['footer_first_word_s']} s), answer done {run['total_s']:.1f} s")
+        print(f"  answer: {' '.join(run['answer'].split())[:300]}")
     if first["first_word_s"] and second["first_word_s"]:
         print(f"ratio first/second (first word): "
               f"{first['first_word_s'] / second['first_word_s']:.2f}")
