@@ -81,8 +81,7 @@ class ChatDocuments:
 
         window = self.window
         assistant = find_assistant(window.ctx.settings, window.assistant.picker.current())
-        window.spawn(window.controller.prepare_documents(window.picker.current_model(),
-                                                         assistant, names))
+        window.controller.prepare_documents(window.picker.current_model(), assistant, names)
 
     # --- the Documents window ----------------------------------------------------------
     def open_window(self) -> None:

@@ -34,6 +34,7 @@ class ModelLoading:
     model_status: Any
     model_progress: Any
     _loading: dict[str, asyncio.Task[LLM]]
+    _documents_prepared: asyncio.Future[None] | None = None
 
     async def ensure_llm(self, name: str, keep: frozenset[str] = frozenset()) -> LLM:
         """The model ``name``, assembled and loaded off the Qt thread, with progress signals."""
@@ -82,28 +83,37 @@ class ModelLoading:
         finally:
             self.model_status.emit("")
 
-    async def prepare_documents(self, model: str | None, assistant: Any,
-                                collections: list[str]) -> None:
+    def prepare_documents(self, model: str | None, assistant: Any,
+                          collections: list[str]) -> None:
         """Get the first question of a chat with ``collections`` attached ready while the
-        user types it: the embedding model, and the model's prompt state for that chat's
-        tools (``warm_up_documents``). Only for a model already loaded or loading: attaching
-        documents does not load one."""
+        user types it (``warm_up_documents``: the embedding model, and the model's prompt
+        state for that chat's tools and assistant). A newer call replaces one not done."""
+        previous = self._documents_prepared
+        if previous is not None and not previous.done():
+            previous.cancel()
+        self._documents_prepared = (asyncio.ensure_future(
+            self._prepare_documents(model, assistant, collections)) if collections else None)
+
+    async def _prepare_documents(self, model: str | None, assistant: Any,
+                                 collections: list[str]) -> None:
         from desktop_app.core.agent.factory import warm_up_documents
         from desktop_app.core.assistants import tools_for
 
-        name = self.ctx.registry.resolve(model)
-        task = self._loading.get(name)
-        if not collections or task is None:
-            return
-        from desktop_app.core.documents.embedder import EmbedderUnavailableError
-        from desktop_app.core.errors import DesktopAppError
-
         try:
+            name = self.ctx.registry.resolve(model)
+            task = self._loading.get(name)
+            if task is None:
+                return  # attaching documents does not load a model
             llm = await asyncio.shield(task)
+            active = getattr(self, "active", None)
+            if active is not None and active.task is not None:
+                # Between the turns of a running answer the warm-up would take the model's
+                # cache from it (the answer's next turn then evaluates its prompt again).
+                await asyncio.wait([active.task])
             await warm_up_documents(llm, tools_for(assistant, self.ctx.tools()),
-                                    self.ctx.documents(), collections)
-        except (DesktopAppError, EmbedderUnavailableError) as exc:
-            # Only a head start: the question itself meets the same problem and shows it.
+                                    self.ctx.documents(), collections,
+                                    system_prompt=assistant.system_prompt.strip() or None)
+        except Exception as exc:  # a head start only: the question meets any problem itself
             log.info("documents not prepared ahead: %s", exc)
 
     def loaded_models(self) -> set[str]:

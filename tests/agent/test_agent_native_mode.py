@@ -181,6 +181,23 @@ async def test_the_same_call_with_a_key_the_tool_does_not_know_is_a_repeat() -> 
     assert len(llm.requests) == 2
 
 
+async def test_a_key_a_tool_accepts_makes_a_new_call_even_if_its_schema_does_not_list_it(
+        ) -> None:
+    # An MCP server may declare no properties and take any: {"path": "b.txt"} is new work.
+    from desktop_app.core.tools.base import FunctionTool
+
+    async def fetch(**kwargs: object) -> str:
+        return f"fetched {kwargs}"
+
+    tool = FunctionTool("fetch", "Fetch", {"type": "object", "properties": {}}, fetch)
+    llm = native_llm(tool_call_reply(("fetch", {})),
+                     tool_call_reply(("fetch", {"path": "b.txt"})),
+                     tool_call_reply(("fetch", {"path": "b.txt"})),
+                     ChatMessage.assistant("done"))
+    result = await ReActAgent(llm, registry(tool, builtin=False)).run("fetch both")
+    assert [s.args for s in result.steps] == [{}, {"path": "b.txt"}]  # the third repeats
+
+
 
 async def test_computing_the_number_just_given_counts_as_done() -> None:
     llm = native_llm(tool_call_reply(("calculator", {"expression": "12.5+3.2"})),

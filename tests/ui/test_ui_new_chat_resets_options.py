@@ -39,7 +39,8 @@ async def test_attaching_documents_prepares_the_chat_s_first_question(
 
     prepared: list[tuple[Any, list[str], list[str]]] = []
 
-    async def record(llm: Any, tools: Any, library: Any, collections: Any) -> None:
+    async def record(llm: Any, tools: Any, library: Any, collections: Any,
+                     system_prompt: str | None = None) -> None:
         prepared.append((llm, [tool.name for tool in tools], list(collections)))
 
     monkeypatch.setattr(factory, "warm_up_documents", record)
@@ -63,3 +64,28 @@ async def test_attaching_documents_prepares_the_chat_s_first_question(
     window.documents.set_attached("Home", False)
     await asyncio.sleep(0.3)
     assert len(prepared) == 1  # nothing attached: nothing to prepare
+
+
+@pytest.mark.anyio
+async def test_a_head_start_that_fails_shows_nothing(
+        qtbot: Any, app_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Preparing documents ahead is a head start only: a model that no longer exists, or a
+    failing preparation, shows no error (the question itself reports what is wrong)."""
+    import asyncio
+
+    from desktop_app.core.agent import factory
+    from desktop_app.ui.message_widgets import ErrorCard
+
+    async def fail(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk unreadable")
+
+    monkeypatch.setattr(factory, "warm_up_documents", fail)
+    llm = ScriptedLLM([])
+    window = await make_window(qtbot, llm)
+    await window.controller.ensure_llm(llm.model_id)
+    window.documents.set_attached("Home", True)
+    monkeypatch.setattr(window.picker, "current_model", lambda: "a-model-since-removed")
+    window.documents.set_attached("Work", True)
+    await asyncio.sleep(0.3)
+    assert window.chat.findChildren(ErrorCard) == []
+    assert window.controller._documents_prepared.done()

@@ -62,15 +62,17 @@ def answer_after_tools(llm: LLM) -> AfterTools:
     return ANSWER_AFTER_TOOLS_LOCAL if llm.reuses_prompt_prefix else "synthesize"
 
 
-async def warm_up(llm: LLM, tools: ToolRegistry, *, policy_lists: bool = True) -> None:
+async def warm_up(llm: LLM, tools: ToolRegistry, *, policy_lists: bool = True,
+                  system_prompt: str | None = None) -> None:
     """Evaluate (or restore from disk) the system turn every run on ``llm`` starts with, so
     the first question only pays for its own tokens. A no-op for hosted models.
     ``policy_lists=False``: only the registry's own tool list (the policy's choice is not
-    asked in runs over ``tools``)."""
+    asked in runs over ``tools``); ``system_prompt``: an assistant's own."""
     warm = getattr(llm, "warm_up", None)
     if warm is None or not llm.reuses_prompt_prefix:
         return
-    agent = make_agent(llm, tools)
+    options = {"system_prompt": system_prompt} if system_prompt else {}
+    agent = make_agent(llm, tools, **options)
     native = agent.mode == "native"
     messages = agent._initial_messages("", (), tools, native)[:1]  # the system turn only
     if not (native and len(tools)):
@@ -84,7 +86,8 @@ async def warm_up(llm: LLM, tools: ToolRegistry, *, policy_lists: bool = True) -
 
 
 async def warm_up_documents(llm: LLM, tools: ToolRegistry, library: DocumentLibrary,
-                            collections: Sequence[str]) -> None:
+                            collections: Sequence[str], *,
+                            system_prompt: str | None = None) -> None:
     """Prepare what the first question in a chat with ``collections`` attached needs: the
     embedding model, and the system turn of its tool list (``search_documents`` added).
     Without it that question waited 14.8 s for its first word, against 4.1 s (3 files,
@@ -94,7 +97,7 @@ async def warm_up_documents(llm: LLM, tools: ToolRegistry, library: DocumentLibr
     await asyncio.to_thread(lambda: library.embedder)
     registry = await asyncio.to_thread(with_documents, tools, library, collections)
     if len(registry) > len(tools):
-        await warm_up(llm, registry, policy_lists=False)
+        await warm_up(llm, registry, policy_lists=False, system_prompt=system_prompt)
 
 
 #: Tool-loop turns for a local model. Every eval task needs at most five; the engine's 50

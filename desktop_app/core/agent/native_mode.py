@@ -10,7 +10,6 @@ is the final answer.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
@@ -18,7 +17,6 @@ from desktop_app.core.agent.prompts import native_observation
 from desktop_app.core.agent.result import StepRecord, find_repeat
 from desktop_app.core.agent.state import RunState
 from desktop_app.core.llm.types import ChatMessage, ToolCall
-from desktop_app.core.tools.base import Tool
 
 
 def _normalise_calls(calls: list[ToolCall], iteration: int) -> list[ToolCall]:
@@ -42,26 +40,15 @@ def _repeats(state: RunState, calls: list[ToolCall]) -> bool:
         tool = state.registry.get(call.name) if call.name in state.registry else None
         read_only = tool is not None and tool.read_only
         required = tool.parameters.get("required") if tool is not None else None
-        if find_repeat(state.steps, call.name, _as_run(call.arguments, tool),
-                       read_only=read_only, required=required) is None:
+        # As the step would record them: keys a schema does not allow are dropped before a
+        # call runs, and the bundled model sent the same calculator call nine times with
+        # "format": "float" added.
+        assert state.executor is not None
+        args = state.executor.as_run(call.name, call.arguments, encoded=True)
+        if find_repeat(state.steps, call.name, args, read_only=read_only,
+                       required=required) is None:
             return False
     return True
-
-
-def _as_run(arguments: str, tool: Tool | None) -> Any:
-    """The arguments as the tool runs them: keys its schema does not know are dropped
-    before a call runs, so a call that only adds one (the bundled model added
-    ``"format": "float"`` to the same calculator call nine times) repeats the earlier one."""
-    known = tool.parameters.get("properties") if tool is not None else None
-    if not isinstance(known, dict):
-        return arguments
-    try:
-        decoded = json.loads(arguments or "{}")
-    except ValueError:
-        return arguments
-    if not isinstance(decoded, dict):
-        return arguments
-    return {key: value for key, value in decoded.items() if key in known}
 
 
 async def run_for_model(state: RunState, tool: str, arguments: str, call_id: str) -> None:

@@ -116,6 +116,7 @@ class ToolExecutor:
                           iteration=iteration, call_id=call_id,
                           changed_something=name in self.registry
                           and not self.registry.get(name).read_only,
+                          computed=name in self.registry and self.registry.get(name).pure,
                           confirmation=result.confirmation if result.ok else None,
                           declined=result.declined)
         await self._emit(IterationDone(iteration=iteration, tool_name=name,
@@ -123,6 +124,17 @@ class ToolExecutor:
                                        iter_elapsed=step.elapsed, call_id=call_id,
                                        artifacts=step.artifacts))
         return step
+
+    def as_run(self, name: str, raw_args: Any, *, encoded: bool = False) -> Any:
+        """The arguments a step of this call would record (``StepRecord.args``): as checked
+        (and repaired) for running, else as decoded, else as sent; so a new call compares
+        with earlier steps like for like."""
+        try:
+            args = decode_args(raw_args, encoded=encoded)
+        except BadArguments:
+            return raw_args
+        checked = self._check(name, args, None)
+        return checked if isinstance(checked, dict) else args
 
     def _check(self, name: str, args: dict[str, Any] | None,
                arg_error: str | None) -> dict[str, Any] | ToolResult:
