@@ -113,7 +113,7 @@ class ModelLoading:
             await warm_up_documents(llm, tools_for(assistant, self.ctx.tools()),
                                     self.ctx.documents(), collections,
                                     system_prompt=assistant.system_prompt.strip() or None)
-        except Exception as exc:  # a head start only: the question meets any problem itself
+        except Exception as exc:  # noqa: BLE001 - a head start only: the question meets it
             log.info("documents not prepared ahead: %s", exc)
 
     def loaded_models(self) -> set[str]:

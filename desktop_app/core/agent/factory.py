@@ -71,7 +71,7 @@ async def warm_up(llm: LLM, tools: ToolRegistry, *, policy_lists: bool = True,
     warm = getattr(llm, "warm_up", None)
     if warm is None or not llm.reuses_prompt_prefix:
         return
-    options = {"system_prompt": system_prompt} if system_prompt else {}
+    options: dict[str, Any] = {"system_prompt": system_prompt} if system_prompt else {}
     agent = make_agent(llm, tools, **options)
     native = agent.mode == "native"
     messages = agent._initial_messages("", (), tools, native)[:1]  # the system turn only
