@@ -36,8 +36,6 @@ class StepRecord:
     call_id: str | None = None
     #: The tool may have changed something (it is not read-only).
     changed_something: bool = False
-    #: The tool only computed from its arguments (``Tool.pure``): its result is one fact.
-    computed: bool = False
     #: The tool's own words for the user when this call was the request (not persisted).
     confirmation: str | None = None
     #: The user declined the call when asked: nothing ran (not persisted).

@@ -116,7 +116,6 @@ class ToolExecutor:
                           iteration=iteration, call_id=call_id,
                           changed_something=name in self.registry
                           and not self.registry.get(name).read_only,
-                          computed=name in self.registry and self.registry.get(name).pure,
                           confirmation=result.confirmation if result.ok else None,
                           declined=result.declined)
         await self._emit(IterationDone(iteration=iteration, tool_name=name,
