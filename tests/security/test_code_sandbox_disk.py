@@ -52,7 +52,10 @@ async def test_writing_past_the_budget_to_the_workspace_is_stopped(
     assert not result.ok and "ALL WRITTEN" not in (result.error or "")
     assert "wrote more than 32 MB" in (result.error or ""), result.error
     grown = measure([workspace]).bytes
-    assert grown < 32 * MB + 80 * MB, f"{grown / MB:.0f} MB written"  # not 400
+    # Stopped long before its 400 MB: past the budget is what the program writes between
+    # two looks at the disk (every 0.1 s), which grows with the machine's load: 68 MB on
+    # an idle machine, 138 MB with a model evaluation running beside the tests.
+    assert grown < 200 * MB, f"{grown / MB:.0f} MB written"
     assert (workspace / "notes.txt").read_text() == "kept\n"
 
 
