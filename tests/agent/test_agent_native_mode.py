@@ -169,6 +169,7 @@ async def test_a_call_that_repeats_the_last_one_ends_the_loop_without_running_ag
     assert "42" in result.steps[0].observation
     assert len(llm.requests) == 2
 
+
 async def test_the_same_call_with_a_key_the_tool_does_not_know_is_a_repeat() -> None:
     # The bundled model sent calculator("17.5 / 2340") and then, nine times, the same call
     # with "format": "float" added; the key is dropped before the call runs, so it is the
@@ -196,7 +197,6 @@ async def test_a_key_a_tool_accepts_makes_a_new_call_even_if_its_schema_does_not
                      ChatMessage.assistant("done"))
     result = await ReActAgent(llm, registry(tool, builtin=False)).run("fetch both")
     assert [s.args for s in result.steps] == [{}, {"path": "b.txt"}]  # the third repeats
-
 
 
 async def test_computing_the_number_just_given_counts_as_done() -> None:

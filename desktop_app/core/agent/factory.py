@@ -89,9 +89,9 @@ async def warm_up_documents(llm: LLM, tools: ToolRegistry, library: DocumentLibr
                             collections: Sequence[str], *,
                             system_prompt: str | None = None) -> None:
     """Prepare what the first question in a chat with ``collections`` attached needs: the
-    embedding model, and the system turn of its tool list (``search_documents`` added).
-    Without it that question waited 14.8 s for its first word, against 4.1 s (3 files,
-    bundled model, 2 cores). A no-op for a hosted model but for the embedding model."""
+    embedding model, and the system turn of its tool list (``search_documents`` added),
+    which the launch's warm-up does not cover (``benchmarks/first_answer.py --documents``).
+    A no-op for a hosted model but for the embedding model."""
     from desktop_app.core.tools.builtin.search_documents import with_documents
 
     await asyncio.to_thread(lambda: library.embedder)

@@ -87,20 +87,7 @@ class ToolExecutor:
         ``encoded``: ``raw_args`` is provider JSON text (native mode), see ``decode_args``.
         """
         started = time.perf_counter()
-        shown_args = raw_args
-        try:
-            args = decode_args(raw_args, encoded=encoded)
-            shown_args = args
-        except BadArguments as exc:
-            args = None
-            arg_error: str | None = f"Invalid arguments for '{name}': {exc}."
-        else:
-            arg_error = None
-        checked = self._check(name, args, arg_error)
-        if isinstance(checked, dict):
-            # The card shows what the tool runs with: a key the model made up beside the
-            # real ones ("result": "410.00000000000005") read as if it were the result.
-            shown_args = args = checked
+        shown_args, checked = self._prepare(name, raw_args, encoded)
         await self._emit(IterationStart(iteration=iteration, tool_name=name,
                                         tool_args=shown_args, call_id=call_id, origin=origin))
         result = await self._run(name, checked)
@@ -125,15 +112,22 @@ class ToolExecutor:
         return step
 
     def as_run(self, name: str, raw_args: Any, *, encoded: bool = False) -> Any:
-        """The arguments a step of this call would record (``StepRecord.args``): as checked
-        (and repaired) for running, else as decoded, else as sent; so a new call compares
-        with earlier steps like for like."""
+        """The arguments a step of this call would record (``StepRecord.args``), so a new
+        call compares with earlier steps like for like."""
+        return self._prepare(name, raw_args, encoded)[0]
+
+    def _prepare(self, name: str, raw_args: Any,
+                 encoded: bool) -> tuple[Any, dict[str, Any] | ToolResult]:
+        """The arguments to show and record (as checked and repaired for running, else as
+        decoded, else as sent), and what ``_run`` gets: those arguments or the failure."""
         try:
             args = decode_args(raw_args, encoded=encoded)
-        except BadArguments:
-            return raw_args
+        except BadArguments as exc:
+            return raw_args, self._check(name, None, f"Invalid arguments for '{name}': {exc}.")
         checked = self._check(name, args, None)
-        return checked if isinstance(checked, dict) else args
+        # The card shows what the tool runs with: a key the model made up beside the real
+        # ones ("result": "410.00000000000005") read as if it were the result.
+        return (checked if isinstance(checked, dict) else args), checked
 
     def _check(self, name: str, args: dict[str, Any] | None,
                arg_error: str | None) -> dict[str, Any] | ToolResult:
