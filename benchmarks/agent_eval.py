@@ -7,8 +7,11 @@ Configurations, all in one run so their numbers are comparable:
 * ``bundled-json`` — the design's JSON-mode loop with llama.cpp grammar-constrained JSON
   (``native_tools=False, constrained_json=True``): the old path, for comparison;
 * ``server`` — the same GGUF behind llama-cpp-python's OpenAI-compatible server on
-  127.0.0.1 (``chatml-function-calling``), driven through the ``openai`` SDK with native
-  function calling: the endpoint path.
+  127.0.0.1, started as its README starts it (the GGUF's own chat template), driven through
+  the ``openai`` SDK with native function calling: the endpoint path. That server returns
+  the model's calls as text, which the adapter reads (``llm/text_calls.py``);
+* ``server-chatml-fc`` — the same server with ``--chat_format chatml-function-calling``
+  (its own function-calling prompt; the bundled model calls no tool in it).
 
     .venv/bin/python benchmarks/agent_eval.py [--config bundled] [--split dev|heldout|all]
                                               [--category C]... [--json] [--save F]
@@ -36,7 +39,10 @@ from desktop_app.core.evals.report import scoreboard
 from desktop_app.core.llm.base import LLM
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ("bundled", "bundled-json", "server")
+CONFIGS = ("bundled", "bundled-json", "server", "server-chatml-fc")
+#: The server's ``--chat_format`` per configuration (None: the GGUF's own template).
+SERVER_FORMATS: dict[str, str | None] = {"server": None,
+                                         "server-chatml-fc": "chatml-function-calling"}
 DEFAULT_CONFIGS = ["bundled", "server"]
 
 
@@ -52,16 +58,35 @@ def _bundled(**options: Any) -> Callable[[], LLM]:
     return make
 
 
-async def _run_config(name: str, suite: Any, server: Any) -> list[Summary]:
-    if name == "server":
-        from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
-
-        llm: LLM = OpenAICompatibleLLM(base_url=server.base_url, model=server.model,
-                                       name="server (native tools)", context_size=4096)
-    elif name == "bundled-json":
-        llm = _bundled(native_tools=False, constrained_json=True)()
+async def _run_config(name: str, suite: Any) -> list[Summary]:
+    if name in SERVER_FORMATS:
+        return await _run_on_server(name, suite)
+    if name == "bundled-json":
+        llm: LLM = _bundled(native_tools=False, constrained_json=True)()
     else:
         llm = _bundled()()
+    return await _run(name, llm, suite)
+
+
+async def _run_on_server(name: str, suite: Any) -> list[Summary]:
+    """``name`` on a server of its own (two threads, as the bundled model gets)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixtures_server import _start, _stop  # the tests' loopback server
+
+    from desktop_app.core.llm.bundled import ensure_bundled_model
+    from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
+
+    log = Path(tempfile.mkdtemp()) / "server.log"
+    server = _start(ensure_bundled_model(), log, chat_format=SERVER_FORMATS[name], threads=2)
+    try:
+        llm = OpenAICompatibleLLM(base_url=server.base_url, model=server.model,
+                                  name=f"{name} (native tools)", context_size=4096)
+        return await _run(name, llm, suite)
+    finally:
+        _stop(server.process)
+
+
+async def _run(name: str, llm: LLM, suite: Any) -> list[Summary]:
     print(f"== {name}: {len(suite.tasks)} tasks", file=sys.stderr, flush=True)
     try:
         results = await run_suite(suite, react_runner(llm), on_result=lambda r: print(
@@ -74,21 +99,7 @@ async def _run_config(name: str, suite: Any, server: Any) -> list[Summary]:
 async def main(configs: list[str], categories: list[str] | None, as_json: bool,
                save: Path | None = None, split: str = "all") -> int:
     suite = load_suite().select(categories, split=None if split == "all" else split)
-    server = None
-    if "server" in configs:
-        sys.path.insert(0, str(ROOT / "tests"))
-        from fixtures_server import _start, _stop  # the tests' loopback server
-
-        from desktop_app.core.llm.bundled import ensure_bundled_model
-
-        log = Path(tempfile.mkdtemp()) / "server.log"
-        server = _start(ensure_bundled_model(), log)
-    try:
-        summaries = [part for name in configs
-                     for part in await _run_config(name, suite, server)]
-    finally:
-        if server is not None:
-            _stop(server.process)
+    summaries = [part for name in configs for part in await _run_config(name, suite)]
     if save is not None:
         save.write_text(json.dumps([s.to_dict() for s in summaries], indent=1))
     if as_json:

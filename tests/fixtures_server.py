@@ -75,21 +75,25 @@ def _models_answer(base_url: str) -> bool:
         return False
 
 
-def _start(model_path: Path, log_path: Path) -> OpenAIServer:
+def _start(model_path: Path, log_path: Path,
+           chat_format: str | None = "chatml-function-calling",
+           threads: int = 1) -> OpenAIServer:
+    """The server on a free loopback port; ``chat_format=None`` uses the GGUF's own chat
+    template, as the server does when started without ``--chat_format``."""
     port = _free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(model_path),
         "--model_alias", SERVER_MODEL_ALIAS,
-        "--chat_format", "chatml-function-calling",
+        *(["--chat_format", chat_format] if chat_format else []),
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", "4096",
-        # One thread: on a busy 2-core machine (parallel test sessions) two llama.cpp threads
-        # wait on each other; measured here under load: 12 tokens in 2.1 s with one thread,
-        # 11-21 s with two.
-        "--n_threads", "1",
-        "--n_threads_batch", "1",
+        # One thread for tests: on a busy 2-core machine (parallel test sessions) two
+        # llama.cpp threads wait on each other; measured here under load: 12 tokens in
+        # 2.1 s with one thread, 11-21 s with two.
+        "--n_threads", str(threads),
+        "--n_threads_batch", str(threads),
         "--verbose", "False",
     ]
     with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the server

@@ -29,6 +29,7 @@ from desktop_app.core.llm.openai_errors import (
     server_message,
 )
 from desktop_app.core.llm.openai_stream import StreamAccumulator, parse_completion
+from desktop_app.core.llm.text_calls import TextCallStream, offered_names, with_text_calls
 from desktop_app.core.llm.types import ChatMessage, LLMResult, StreamChunk, make_abilities
 
 log = logging.getLogger(__name__)
@@ -243,7 +244,8 @@ class OpenAICompatibleLLM(LLM):
             raise LLMProviderError(
                 f"The server at {self.base_url} did not answer like an OpenAI-compatible API.",
                 hint="Check the base URL in Settings (it usually ends in '/v1').")
-        return parse_completion(completion, fallback_model=self.model)
+        return with_text_calls(parse_completion(completion, fallback_model=self.model),
+                               offered_names(tools, tool_choice))
 
     async def stream_chat(
         self,
@@ -267,10 +269,13 @@ class OpenAICompatibleLLM(LLM):
                                max_tokens=max_tokens, stream=True)
         stream = await self._create(kwargs)
         accumulator = StreamAccumulator()
+        text_calls = TextCallStream(offered_names(tools, tool_choice))
         try:
             try:
                 async for chunk in stream:
                     delta = accumulator.feed(chunk)
+                    if delta is not None:
+                        delta = text_calls.feed(delta)
                     if delta is not None:
                         yield delta
             except openai.OpenAIError as exc:
@@ -288,7 +293,7 @@ class OpenAICompatibleLLM(LLM):
                     f"The server at {self.base_url} ended the stream without sending anything.",
                     hint="Check the base URL in Settings; if this server cannot stream, turn "
                          "streaming off for this model.")
-            yield accumulator.finish()
+            yield text_calls.finish(accumulator.finish())
         finally:
             await stream.close()
 
