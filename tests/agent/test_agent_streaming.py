@@ -4,7 +4,7 @@ after tools ran, synthesis writes the answer (SPEC §4, "no double generation").
 from __future__ import annotations
 
 import pytest
-from agent_helpers import Recorder, registry
+from agent_helpers import Recorder, echo_tool, registry
 
 from desktop_app.core.agent import AnswerDelta, AnswerStart, Done, ErrorEvent, ReActAgent
 from desktop_app.core.agent.runner import drive_run
@@ -79,6 +79,22 @@ async def test_shared_prefix_synthesis_repeats_the_loop_s_prompt_and_tools() -> 
     shown = [(m.role, m.content) for m in synthesis.messages]
     assert shown[:2] == [(m.role, m.content) for m in loop.messages][:2]
     assert shown[-1][0] == "user" and "answer to my question" in shown[-1][1]
+
+
+@pytest.mark.parametrize(("call", "capped"), [
+    (("calculator", {"expression": "6*7"}), True),  # computed a value: one sentence
+    (("create_html_artifact", {"title": "Note", "body": "<p>hi</p>"}), True),  # made something
+    (("read", {"text": "the minutes"}), False),  # read something: as long as it needs
+])
+async def test_the_shared_prefix_answer_is_capped_unless_a_tool_read_something(
+        call: tuple[str, dict[str, str]], capped: bool) -> None:
+    llm = native(tool_call_reply(call), "x", "Done.")
+    agent = ReActAgent(llm, registry(echo_tool("read")), synthesis="shared_prefix")
+    await drive_run(agent, "Summarise the minutes, and what is 6*7?", emit=Recorder())
+    instruction = llm.requests[-1].messages[-1].content
+    assert ("in one sentence" in instruction) is capped
+    # Uncapped, the question is quoted: "my question" alone was read as the chat's first.
+    assert ("Summarise the minutes, and what is 6*7?" in instruction) is not capped
 
 
 async def test_a_call_instead_of_a_shared_prefix_answer_falls_back_to_separate_synthesis() -> None:

@@ -40,6 +40,8 @@ class StepRecord:
     confirmation: str | None = None
     #: The user declined the call when asked: nothing ran (not persisted).
     declined: bool = False
+    #: The tool only computed a value from its arguments (``Tool.pure``; not persisted).
+    computed: bool = False
 
     @property
     def ok(self) -> bool:

@@ -148,8 +148,23 @@ def fitted_synthesis_messages(llm: LLM, query: str, result: AgentResult,
 CONTINUE_INSTRUCTION = "Give the answer to my question from the results above, in one sentence."
 
 
+#: The same after a tool that read something (a file, a note, a document): no length set,
+#: since a summary or a list needs more than a sentence, and the question quoted, since
+#: without the cap the bundled model read "my question" as the chat's first question.
+#: After tools that compute or make something the sentence stays: uncapped, the model
+#: echoed the request or copied a table it had made (dev split).
+READ_INSTRUCTION = "Give the answer to my question from the results above.\nMy question: {query}"
+
+
+def _read_something(step: StepRecord) -> bool:
+    return step.ok and not (step.computed or step.changed_something or step.artifacts)
+
+
 def _instruction(result: AgentResult) -> str:
-    instruction = CONTINUE_INSTRUCTION
+    if any(_read_something(step) for step in result.steps):
+        instruction = READ_INSTRUCTION.format(query=result.query)
+    else:
+        instruction = CONTINUE_INSTRUCTION
     if result.interrupts:
         added = "\n".join(f"- {text}" for text in result.interrupts)
         instruction += f"\nAlso answer what I added while you worked:\n{added}"

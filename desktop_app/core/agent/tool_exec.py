@@ -104,7 +104,8 @@ class ToolExecutor:
                           changed_something=name in self.registry
                           and not self.registry.get(name).read_only,
                           confirmation=result.confirmation if result.ok else None,
-                          declined=result.declined)
+                          declined=result.declined,
+                          computed=name in self.registry and self.registry.get(name).pure)
         await self._emit(IterationDone(iteration=iteration, tool_name=name,
                                        observation=observation, error=result.error,
                                        iter_elapsed=step.elapsed, call_id=call_id,
