@@ -14,7 +14,8 @@ Configurations, all in one run so their numbers are comparable:
   (its own function-calling prompt; the bundled model calls no tool in it).
 
     .venv/bin/python benchmarks/agent_eval.py [--config bundled] [--split dev|heldout|all]
-                                              [--category C]... [--json] [--save F]
+                                              [--category C]... [--language L]...
+                                              [--json] [--save F]
 
 Prints one scoreboard, a column per configuration and split (pass rates per category, tool
 tasks, no-tool questions, near-misses, other languages and each language, how tools came
@@ -97,8 +98,10 @@ async def _run(name: str, llm: LLM, suite: Any) -> list[Summary]:
 
 
 async def main(configs: list[str], categories: list[str] | None, as_json: bool,
-               save: Path | None = None, split: str = "all") -> int:
-    suite = load_suite().select(categories, split=None if split == "all" else split)
+               save: Path | None = None, split: str = "all",
+               languages: list[str] | None = None) -> int:
+    suite = load_suite().select(categories, split=None if split == "all" else split,
+                                languages=languages)
     summaries = [part for name in configs for part in await _run_config(name, suite)]
     if save is not None:
         save.write_text(json.dumps([s.to_dict() for s in summaries], indent=1))
@@ -115,8 +118,9 @@ if __name__ == "__main__":
                         help="configurations to run (default: bundled and server)")
     parser.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
     parser.add_argument("--category", "-c", action="append", help="only these categories")
+    parser.add_argument("--language", action="append", help="only requests in these languages")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--save", type=Path, help="also write the summaries as JSON here")
     args = parser.parse_args()
     raise SystemExit(asyncio.run(main(args.config or DEFAULT_CONFIGS, args.category, args.json,
-                                      args.save, args.split)))
+                                      args.save, args.split, args.language)))
