@@ -81,20 +81,34 @@ async def test_shared_prefix_synthesis_repeats_the_loop_s_prompt_and_tools() -> 
     assert shown[-1][0] == "user" and "answer to my question" in shown[-1][1]
 
 
-@pytest.mark.parametrize(("call", "capped"), [
-    (("calculator", {"expression": "6*7"}), True),  # computed a value: one sentence
-    (("create_html_artifact", {"title": "Note", "body": "<p>hi</p>"}), True),  # made something
-    (("read", {"text": "the minutes"}), False),  # read something: as long as it needs
+READ = ("read", {"text": "the minutes"})
+PAGE = ("create_html_artifact", {"title": "Note", "body": "<p>hi</p>"})
+
+
+@pytest.mark.parametrize(("calls", "capped"), [
+    ([("calculator", {"expression": "6*7"})], True),  # computed a value: one sentence
+    ([PAGE], True),  # made something: uncapped, the model copied what it made
+    ([READ], False),  # read something: as long as it needs
+    ([READ, PAGE], True),  # read, then made something of it
 ])
 async def test_the_shared_prefix_answer_is_capped_unless_a_tool_read_something(
-        call: tuple[str, dict[str, str]], capped: bool) -> None:
-    llm = native(tool_call_reply(call), "x", "Done.")
+        calls: list[tuple[str, dict[str, str]]], capped: bool) -> None:
+    llm = native(tool_call_reply(*calls), "x", "Done.")
     agent = ReActAgent(llm, registry(echo_tool("read")), synthesis="shared_prefix")
     await drive_run(agent, "Summarise the minutes, and what is 6*7?", emit=Recorder())
     instruction = llm.requests[-1].messages[-1].content
     assert ("in one sentence" in instruction) is capped
     # Uncapped, the question is quoted: "my question" alone was read as the chat's first.
     assert ("Summarise the minutes, and what is 6*7?" in instruction) is not capped
+
+
+async def test_a_long_question_is_quoted_cut() -> None:
+    question = "Summarise this log: " + "ERROR disk full " * 500
+    llm = native(tool_call_reply(READ), "x", "Done.")
+    agent = ReActAgent(llm, registry(echo_tool("read")), synthesis="shared_prefix")
+    await drive_run(agent, question, emit=Recorder())
+    instruction = llm.requests[-1].messages[-1].content
+    assert question[:200] in instruction and len(instruction) < 1000
 
 
 async def test_a_call_instead_of_a_shared_prefix_answer_falls_back_to_separate_synthesis() -> None:

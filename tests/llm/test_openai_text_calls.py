@@ -7,6 +7,7 @@ which returns the model's calls in ``content``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -104,6 +105,54 @@ async def test_a_streamed_answer_flows_and_held_back_json_is_released_whole(
                                chunk(finish_reason="stop")]))
     shown, final = await streamed(llm, tools=[CALCULATOR])
     assert shown == asked_for and final.tool_calls == []
+
+
+@pytest.mark.parametrize("text", [
+    f"You could call it like this: <tool_call>\n{CALL_TEXT}\n</tool_call>",  # quoted, not made
+    f"Sure! ```json\n{CALL_TEXT}\n```",
+])
+async def test_a_call_quoted_after_prose_is_part_of_the_answer(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM, text: str) -> None:
+    fake_server.add(completion(text))
+    result = await llm.chat(QUESTION, tools=[CALCULATOR])
+    assert (result.message.content, result.message.tool_calls) == (text, [])
+    fake_server.add(Reply(sse=[chunk(text[:12]), chunk(text[12:]), chunk(finish_reason="stop")]))
+    shown, final = await streamed(llm, tools=[CALCULATOR])
+    assert shown == text and final.tool_calls == []
+
+
+async def test_a_call_cut_off_by_the_token_limit_is_not_made(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM) -> None:
+    cut = CALL_TEXT[:-8]
+    fake_server.add(completion(cut, finish_reason="length"))
+    result = await llm.chat(QUESTION, tools=[CALCULATOR])
+    assert (result.message.content, result.message.tool_calls) == (cut, [])
+    fake_server.add(Reply(sse=[chunk(cut), chunk(finish_reason="length")]))
+    shown, final = await streamed(llm, tools=[CALCULATOR])
+    assert shown == cut and final.tool_calls == []
+
+
+@pytest.mark.parametrize("text", ["[1] The manual says so.", '{"title": "Q3", "rows": 4}',
+                                  "```python\nprint(1)\n```"])
+async def test_text_that_cannot_be_a_call_is_not_held_back(
+        fake_server: FakeOpenAIServer, llm: OpenAICompatibleLLM, text: str) -> None:
+    # The last piece never arrives while the first is checked: it is shown before the end.
+    fake_server.add(Reply(sse=[chunk(text), chunk(" more"), chunk(finish_reason="stop")],
+                          event_delay=0.3))
+    stream = llm.stream_chat(QUESTION, tools=[CALCULATOR])
+    first = await anext(stream)
+    assert first.content == text
+    assert "".join([first.content] + [c.content async for c in stream]) == text + " more"
+
+
+async def test_reading_stops_once_a_call_is_whole(fake_server: FakeOpenAIServer,
+                                                 llm: OpenAICompatibleLLM) -> None:
+    # The bundled model repeats a bare call line after line until its token limit.
+    lines = [chunk(CALL_TEXT + "\n") for _ in range(40)]
+    fake_server.add(Reply(sse=[*lines, chunk(finish_reason="length")], event_delay=0.05))
+    shown, final = await streamed(llm, tools=[CALCULATOR])
+    assert shown == "" and [c.name for c in final.tool_calls] == ["calculator"]
+    assert await asyncio.to_thread(fake_server.client_hung_up.wait, 1.0)  # closed early
 
 
 # --- the real server with the GGUF's own template --------------------------------------------

@@ -156,13 +156,22 @@ CONTINUE_INSTRUCTION = "Give the answer to my question from the results above, i
 READ_INSTRUCTION = "Give the answer to my question from the results above.\nMy question: {query}"
 
 
+#: The quoted question is cut: a pasted log would not fit the model's window twice.
+QUOTED_QUESTION_CHARS = 600
+
+
+def _made_something(step: StepRecord) -> bool:
+    return step.ok and (step.changed_something or bool(step.artifacts))
+
+
 def _read_something(step: StepRecord) -> bool:
-    return step.ok and not (step.computed or step.changed_something or step.artifacts)
+    return step.ok and not (step.computed or _made_something(step))
 
 
 def _instruction(result: AgentResult) -> str:
-    if any(_read_something(step) for step in result.steps):
-        instruction = READ_INSTRUCTION.format(query=result.query)
+    steps = result.steps
+    if any(map(_read_something, steps)) and not any(map(_made_something, steps)):
+        instruction = READ_INSTRUCTION.format(query=cut(result.query, QUOTED_QUESTION_CHARS))
     else:
         instruction = CONTINUE_INSTRUCTION
     if result.interrupts:

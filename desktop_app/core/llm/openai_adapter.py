@@ -278,6 +278,8 @@ class OpenAICompatibleLLM(LLM):
                         delta = text_calls.feed(delta)
                     if delta is not None:
                         yield delta
+                    if text_calls.complete():
+                        break  # closing the stream (below) stops the server generating
             except openai.OpenAIError as exc:
                 raise self._convert(exc) from exc
             except (ValueError, TypeError, AttributeError) as exc:  # JSONDecodeError included

@@ -29,18 +29,49 @@ def offered_names(tools: list[ToolSpec] | None, tool_choice: ToolChoice) -> set[
     return {str(spec.get("function", {}).get("name", "")) for spec in tools} - {""}
 
 
+#: How a reply that is a call opens; a call quoted after some prose is not one.
+_CALL_OPENINGS = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "{", "[", "```")
+#: What the start of a bare call looks like, whitespace removed.
+_BARE_STARTS = ('{"name"', '{"type"', '{"function"', '[{"name"', '[{"type"', '[{"function"')
+_FENCE_LANGUAGES = ("", "json", "tool_call", "tool_code")
+
+
 def _known(calls: list[ToolCall], offered: set[str]) -> list[ToolCall]:
     return [call.model_copy(update={"id": call.id or f"call_text_{index}"})
             for index, call in enumerate(c for c in calls if c.name in offered)]
 
 
+def _opens_with_call(text: str) -> bool:
+    return text.lstrip().startswith(_CALL_OPENINGS)
+
+
+def could_open_a_call(text: str) -> bool:
+    """False once the start of ``text`` cannot become a call any more (a Markdown link,
+    a citation, JSON whose first key is not a call's): it may be shown at once."""
+    head = text.lstrip()
+    for tag in _CALL_OPENINGS[:3]:
+        if head.startswith(tag) or tag.startswith(head):
+            return True
+    if head.startswith("`"):
+        first_line, newline, rest = head.partition("\n")
+        if not newline:
+            return len(first_line) < 16
+        if first_line[3:].strip().lower() not in _FENCE_LANGUAGES:
+            return False
+        head = rest.lstrip()
+    compact = "".join(head[:40].split())
+    return any(start.startswith(compact) or compact.startswith(start) for start in _BARE_STARTS)
+
+
 def with_text_calls(result: LLMResult, offered: set[str]) -> LLMResult:
-    """``result`` with a call written in its text made a real call (the text dropped)."""
+    """``result`` with a reply that is a call written as text made a real call."""
     message = result.message
-    if not offered or message.tool_calls or not message.content:
-        return result
-    calls = _known(parse_tool_reply(message.content, offered).calls, offered)
-    if not calls:
+    if (not offered or message.tool_calls or not message.content
+            or result.finish_reason == "length" or not _opens_with_call(message.content)):
+        return result  # a call cut off by the token limit is not made
+    parsed = parse_tool_reply(message.content, offered)
+    calls = _known(parsed.calls, offered)
+    if not calls or parsed.content:
         return result
     return result.model_copy(update={
         "message": message.model_copy(update={"content": "", "tool_calls": calls}),
@@ -50,9 +81,10 @@ def with_text_calls(result: LLMResult, offered: set[str]) -> LLMResult:
 class TextCallStream:
     """Holds back streamed text that may be a call written as text, until that is known.
 
-    Prose flows through at once; a reply that opens like a call (a call tag, a JSON object,
-    a JSON fence) is held until the stream ends, then becomes calls or, if it names no
-    offered tool, is released as text.
+    Prose flows through at once, and so does text whose start can no longer be a call; a
+    reply that opens like a call is held until the call is complete (``complete``: the
+    reader may stop there) or the stream ends, then becomes calls or is released as text.
+    A call tag after some prose is part of the answer.
     """
 
     def __init__(self, offered: set[str]) -> None:
@@ -62,25 +94,38 @@ class TextCallStream:
 
     def feed(self, chunk: StreamChunk) -> StreamChunk | None:
         """A content or reasoning delta in; what may be shown now out (None: nothing)."""
-        if self._sniffer is None or not chunk.content:
+        sniffer = self._sniffer
+        if sniffer is None or not chunk.content:
             return chunk
-        shown = self._sniffer.feed(chunk.content)
+        shown = sniffer.feed(chunk.content)
         self._shown += len(shown)
+        if not sniffer.is_answer and (self._shown or not could_open_a_call(sniffer.text)):
+            # Held text that is not a call after all: show it, and the rest as it comes.
+            shown += sniffer.text[self._shown:] if self._shown else sniffer.text.lstrip()
+            self._sniffer = None
         if not shown and not chunk.reasoning:
             return None
         return replace(chunk, content=shown)
 
+    def complete(self) -> bool:
+        """The reply opened with a call that is now whole: the rest need not be read (the
+        bundled model repeats a bare call line after line until its token limit)."""
+        return self._sniffer is not None and self._sniffer.complete()
+
     def finish(self, final: StreamChunk) -> StreamChunk:
         """The stream's final chunk, with the held-back text or the calls it held."""
         sniffer = self._sniffer
-        if sniffer is None or final.tool_calls:
+        if sniffer is None:
             return final
         if final.content:
             sniffer.feed(final.content)
-        calls = _known(sniffer.parse().calls, self._offered) if sniffer.is_call else []
+        calls = []
+        if sniffer.is_call and final.finish_reason != "length" and not final.tool_calls:
+            calls = _known(sniffer.parse().calls, self._offered)
         if calls:
             return replace(final, content="", tool_calls=calls, finish_reason="tool_calls")
-        # Not a call of anything offered (a made-up tool, JSON the user asked for): the
-        # whole text is the answer, none of it lost.
+        # Not a call of anything offered (a made-up tool, JSON the user asked for, a call
+        # cut off by the token limit, or the server's own calls came): all of the text is
+        # the answer, none of it lost.
         rest = sniffer.text[self._shown:]
         return replace(final, content=rest if self._shown else rest.lstrip())
