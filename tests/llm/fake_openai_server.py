@@ -11,13 +11,15 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
 
 
 @dataclass
@@ -194,6 +196,16 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(name="llm")
+async def scripted_llm(fake_server: FakeOpenAIServer) -> AsyncIterator[OpenAICompatibleLLM]:
+    """The adapter pointed at the scripted server, without a key; its HTTP client is closed
+    afterwards (import this fixture and ``fake_server`` to use it as ``llm``)."""
+    adapter = OpenAICompatibleLLM(base_url=fake_server.base_url, model="fake-model",
+                                  max_retries=0, timeout=10)
+    yield adapter
+    await adapter.aclose()
 
 
 def this_computers_lan_address() -> str | None:

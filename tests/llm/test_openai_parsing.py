@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from fake_openai_server import FakeOpenAIServer, Reply, chunk, completion, fake_server
+from fake_openai_server import (
+    FakeOpenAIServer,
+    Reply,
+    chunk,
+    completion,
+    fake_server,
+    scripted_llm,
+)
 from openai._models import construct_type
 from openai.types.chat import ChatCompletionChunk
 
@@ -22,20 +28,11 @@ from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
 from desktop_app.core.llm.openai_stream import StreamAccumulator
 from desktop_app.core.llm.types import ChatMessage, StreamChunk, Usage
 
-__all__ = ["fake_server"]  # the fixture, imported so pytest finds it here
+__all__ = ["fake_server", "scripted_llm"]  # fixtures, imported so pytest finds them
 # Async tests run on asyncio through anyio's pytest plugin (anyio ships with openai).
 pytestmark = pytest.mark.anyio
 
 HELLO = [ChatMessage.user("hello")]
-
-
-@pytest.fixture
-async def llm(fake_server: FakeOpenAIServer) -> AsyncIterator[OpenAICompatibleLLM]:
-    """The adapter pointed at the scripted server; its HTTP client is closed afterwards."""
-    adapter = OpenAICompatibleLLM(base_url=fake_server.base_url, model="fake-model",
-                                  max_retries=0, timeout=10)
-    yield adapter
-    await adapter.aclose()
 
 
 async def collect(llm: OpenAICompatibleLLM, **kwargs: Any) -> list[StreamChunk]:

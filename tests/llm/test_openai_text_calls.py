@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai_server import FakeOpenAIServer, Reply, chunk, completion, fake_server
+from fake_openai_server import (
+    FakeOpenAIServer,
+    Reply,
+    chunk,
+    completion,
+    fake_server,
+    scripted_llm,
+)
 from fixtures_server import OpenAIServer, _start, _stop
 
 from desktop_app.core.llm.openai_adapter import OpenAICompatibleLLM
 from desktop_app.core.llm.types import ChatMessage, StreamChunk
 
-__all__ = ["fake_server"]  # the fixture, imported so pytest finds it here
+__all__ = ["fake_server", "scripted_llm"]  # fixtures, imported so pytest finds them
 pytestmark = pytest.mark.anyio
 
 CALCULATOR = {"type": "function", "function": {
@@ -29,14 +36,6 @@ CALCULATOR = {"type": "function", "function": {
                    "required": ["expression"]}}}
 QUESTION = [ChatMessage.user("What is 1234 * 5678?")]
 CALL_TEXT = '{"name": "calculator", "arguments": {"expression": "1234 * 5678"}}'
-
-
-@pytest.fixture
-async def llm(fake_server: FakeOpenAIServer) -> AsyncIterator[OpenAICompatibleLLM]:
-    adapter = OpenAICompatibleLLM(base_url=fake_server.base_url, model="fake-model",
-                                  max_retries=0, timeout=10)
-    yield adapter
-    await adapter.aclose()
 
 
 async def streamed(llm: OpenAICompatibleLLM, **kwargs: Any) -> tuple[str, StreamChunk]:

@@ -47,6 +47,11 @@ class StepRecord:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def made_something(self) -> bool:
+        """It succeeded and made or changed something (an artifact, a note, a file)."""
+        return self.ok and (self.changed_something or bool(self.artifacts))
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (for persistence and exports)."""
         return {"tool": self.tool, "args": self.args, "observation": self.observation,

@@ -160,17 +160,13 @@ READ_INSTRUCTION = "Give the answer to my question from the results above.\nMy q
 QUOTED_QUESTION_CHARS = 600
 
 
-def _made_something(step: StepRecord) -> bool:
-    return step.ok and (step.changed_something or bool(step.artifacts))
-
-
 def _read_something(step: StepRecord) -> bool:
-    return step.ok and not (step.computed or _made_something(step))
+    return step.ok and not (step.computed or step.made_something)
 
 
 def _instruction(result: AgentResult) -> str:
     steps = result.steps
-    if any(map(_read_something, steps)) and not any(map(_made_something, steps)):
+    if any(map(_read_something, steps)) and not any(step.made_something for step in steps):
         instruction = READ_INSTRUCTION.format(query=cut(result.query, QUOTED_QUESTION_CHARS))
     else:
         instruction = CONTINUE_INSTRUCTION

@@ -98,14 +98,14 @@ class ToolExecutor:
         if result.artifacts:
             summary = artifact_summary(result.artifacts)
             observation = f"{observation}\n{summary}" if observation else summary
+        tool = self.registry.get(name) if name in self.registry else None
         step = StepRecord(tool=name, args=shown_args, observation=observation, error=result.error,
                           elapsed=time.perf_counter() - started, artifacts=list(result.artifacts),
                           iteration=iteration, call_id=call_id,
-                          changed_something=name in self.registry
-                          and not self.registry.get(name).read_only,
+                          changed_something=tool is not None and not tool.read_only,
                           confirmation=result.confirmation if result.ok else None,
                           declined=result.declined,
-                          computed=name in self.registry and self.registry.get(name).pure)
+                          computed=tool is not None and tool.pure)
         await self._emit(IterationDone(iteration=iteration, tool_name=name,
                                        observation=observation, error=result.error,
                                        iter_elapsed=step.elapsed, call_id=call_id,

@@ -18,7 +18,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from desktop_app.core.llm.base import ToolChoice, ToolSpec
-from desktop_app.core.llm.tool_format import ToolCallSniffer, parse_tool_reply
+from desktop_app.core.llm.tool_format import (
+    CALL_FENCE_LANGUAGES,
+    OPEN_TAGS,
+    ToolCallSniffer,
+    parse_tool_reply,
+)
 from desktop_app.core.llm.types import LLMResult, StreamChunk, ToolCall
 
 
@@ -30,10 +35,9 @@ def offered_names(tools: list[ToolSpec] | None, tool_choice: ToolChoice) -> set[
 
 
 #: How a reply that is a call opens; a call quoted after some prose is not one.
-_CALL_OPENINGS = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "{", "[", "```")
+_CALL_OPENINGS = (*OPEN_TAGS, "{", "[", "```")
 #: What the start of a bare call looks like, whitespace removed.
 _BARE_STARTS = ('{"name"', '{"type"', '{"function"', '[{"name"', '[{"type"', '[{"function"')
-_FENCE_LANGUAGES = ("", "json", "tool_call", "tool_code")
 
 
 def _known(calls: list[ToolCall], offered: set[str]) -> list[ToolCall]:
@@ -49,14 +53,14 @@ def could_open_a_call(text: str) -> bool:
     """False once the start of ``text`` cannot become a call any more (a Markdown link,
     a citation, JSON whose first key is not a call's): it may be shown at once."""
     head = text.lstrip()
-    for tag in _CALL_OPENINGS[:3]:
+    for tag in OPEN_TAGS:
         if head.startswith(tag) or tag.startswith(head):
             return True
     if head.startswith("`"):
         first_line, newline, rest = head.partition("\n")
         if not newline:
             return len(first_line) < 16
-        if first_line[3:].strip().lower() not in _FENCE_LANGUAGES:
+        if first_line[3:].strip().lower() not in CALL_FENCE_LANGUAGES:
             return False
         head = rest.lstrip()
     compact = "".join(head[:40].split())

@@ -29,7 +29,9 @@ from desktop_app.core.llm.types import ToolCall
 
 ToolStyle = Literal["hermes", "mistral", "llama3"]
 
-_OPEN_TAGS = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>")
+OPEN_TAGS = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>")
+#: Languages of a fence that may hold a call (```json, a bare ```).
+CALL_FENCE_LANGUAGES = ("", "json", "tool_call", "tool_code")
 _HERMES_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:\r?\n)?```\s*$", re.DOTALL)
 _ARG_KEYS = ("arguments", "parameters", "args")
@@ -104,7 +106,7 @@ def _bare_json_calls(text: str, known: set[str] | None) -> list[ToolCall] | None
     body = text.strip()
     fence = _FENCE.match(body)
     if fence is not None:
-        if fence.group(1).lower() not in ("", "json", "tool_call", "tool_code"):
+        if fence.group(1).lower() not in CALL_FENCE_LANGUAGES:
             return None
         body = fence.group(2).strip()
     if not body.startswith(("{", "[")):
@@ -196,7 +198,7 @@ def call_shaped(text: str) -> bool:
     JSON objects (fenced or not) that have a ``name`` and nothing but call keys. A small
     model asked a plain question sometimes "calls" a tool it made up (``reverse_string``)
     instead of answering; this tells that apart from JSON the user asked for."""
-    if any(tag in text for tag in _OPEN_TAGS):
+    if any(tag in text for tag in OPEN_TAGS):
         return True
     body = text.strip()
     fence = _FENCE.match(body)
@@ -295,7 +297,7 @@ class ToolCallSniffer:
 
     def _release(self) -> str:
         """Answer text not shown yet, holding back a possible partial call tag at the end."""
-        tag_at = min((i for i in (self.text.find(t, self._shown) for t in _OPEN_TAGS)
+        tag_at = min((i for i in (self.text.find(t, self._shown) for t in OPEN_TAGS)
                       if i >= 0), default=-1)
         if tag_at >= 0:
             out = self.text[self._shown:tag_at]
@@ -311,7 +313,7 @@ class ToolCallSniffer:
         head = text.lstrip()
         if not head:
             return None
-        for tag in _OPEN_TAGS:
+        for tag in OPEN_TAGS:
             if head.startswith(tag):
                 return "call"
             if tag.startswith(head):
@@ -325,7 +327,7 @@ class ToolCallSniffer:
             if not newline:
                 return None
             language = first_line[3:].strip().lower()
-            if language not in ("", "json", "tool_call", "tool_code"):
+            if language not in CALL_FENCE_LANGUAGES:
                 return "answer"
             if not rest.strip():
                 return None
@@ -390,7 +392,7 @@ def _unreadable_call(block: str) -> list[ToolCall]:
 def _partial_tag_suffix(text: str) -> int:
     """Length of the longest end of ``text`` that begins one of the call tags."""
     best = 0
-    for tag in _OPEN_TAGS:
+    for tag in OPEN_TAGS:
         for size in range(min(len(tag) - 1, len(text)), 0, -1):
             if text.endswith(tag[:size]):
                 best = max(best, size)

@@ -129,6 +129,5 @@ class RoutingPolicy:
         return [*registry.specs(), ReplyTool().spec()]
 
     async def after_tools(self, state: RunView, steps: list[StepRecord]) -> str | None:
-        made = [step.tool for step in steps if step.error is None
-                and (step.artifacts or step.changed_something)]
+        made = [step.tool for step in steps if step.made_something]
         return f"{made[0]} did what was asked" if made else None
