@@ -64,6 +64,20 @@ async def run_for_model(state: RunState, tool: str, arguments: str, call_id: str
                                            tool_call_id=call_id, name=tool))
 
 
+async def _policy_done(state: RunState, steps: list[StepRecord]) -> bool:
+    """After ``steps`` ran, ask the run policy (if any) what comes next: True when the work
+    is done (the answer is written from the trace); else its prepared next turn, if it
+    wrote one, is taken as the model's."""
+    if state.policy is None:
+        return False
+    next_turn = await state.policy.after_tools(state, steps)
+    if next_turn.done:
+        state.stop_reason = "final_answer"
+        return True
+    state.prepared_reply = next_turn.reply
+    return False
+
+
 async def run_native(state: RunState) -> None:
     """The native-mode tool loop; fills ``state`` (answer, steps, stop reason).
 
@@ -81,9 +95,16 @@ async def run_native(state: RunState) -> None:
         state.iterations = iteration
         await state.emit(ThinkingStart(iteration=iteration))
         cut_short = live = False
+        if (iteration == 1 and state.steps and state.prepared_reply is None
+                and await _policy_done(state, state.steps)):
+            # The policy ran calls before the first turn, and nothing is left to do.
+            state.loop_tools = specs  # as if asked here: synthesis shares this prefix
+            await state.emit(ThinkingDone(iteration=iteration, reasoning=""))
+            await state.emit(AnswerSignal())
+            return
         choice: Any = state.take_tool_choice() if specs else None
-        if state.first_reply is not None:
-            reply, state.first_reply = state.first_reply, None
+        if state.prepared_reply is not None:
+            reply, state.prepared_reply = state.prepared_reply, None
             state.loop_tools = specs  # as if asked here: synthesis shares this prefix
         elif streaming:
             live = not state.steps or state.continue_after_tools
@@ -137,9 +158,7 @@ async def run_native(state: RunState) -> None:
                                                    tool_call_id=call.id, name=call.name))
         injected = state.drain_interrupts()
         await state.inject(injected)  # only after every tool message
-        if (not injected and state.policy is not None
-                and await state.policy.after_tools(state, steps)):
-            state.stop_reason = "final_answer"
+        if not injected and await _policy_done(state, steps):
             await state.emit(AnswerSignal())  # the answer is written from the trace
             return
 

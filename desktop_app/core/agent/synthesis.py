@@ -156,6 +156,12 @@ CONTINUE_INSTRUCTION = "Give the answer to my question from the results above, i
 READ_INSTRUCTION = "Give the answer to my question from the results above.\nMy question: {query}"
 
 
+#: After a tool made or changed something (a note, a table, a file): what was done, not "the
+#: answer to my question", which the bundled model answered by saying the request back
+#: ("The answer to calculate 15% of 240 and save the result in a note titled 'Tip' is 36.").
+MADE_INSTRUCTION = "Tell me in one sentence what was done, with any result I asked for."
+
+
 #: The quoted question is cut: a pasted log would not fit the model's window twice.
 QUOTED_QUESTION_CHARS = 600
 
@@ -166,7 +172,9 @@ def _read_something(step: StepRecord) -> bool:
 
 def _instruction(result: AgentResult) -> str:
     steps = result.steps
-    if any(map(_read_something, steps)) and not any(step.made_something for step in steps):
+    if any(step.made_something for step in steps):
+        instruction = MADE_INSTRUCTION
+    elif any(map(_read_something, steps)):
         instruction = READ_INSTRUCTION.format(query=cut(result.query, QUOTED_QUESTION_CHARS))
     else:
         instruction = CONTINUE_INSTRUCTION
