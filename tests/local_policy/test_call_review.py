@@ -165,3 +165,22 @@ async def test_when_nothing_follows_a_named_read_the_events_keep_their_order(
     assert kinds == [ThinkingStart, ThinkingDone, AnswerSignal]
     assert [s.tool for s in outcome.result.steps] == ["read_file"]
     assert outcome.answer == "The total is 1150."
+
+
+@pytest.mark.anyio
+async def test_what_the_user_adds_while_a_named_file_is_read_reaches_the_first_turn(
+        tmp_path: Path) -> None:
+    from desktop_app.core.agent.interrupts import InterruptQueue
+    from desktop_app.core.tools.builtin.files import file_tools
+    from desktop_app.core.tools.sandbox import Workspace
+
+    (tmp_path / "expenses.csv").write_text("item,amount\nrent,900\nfood,250\n")
+    tools = ToolRegistry([CalculatorTool(), *file_tools(Workspace(tmp_path))])
+    queue = InterruptQueue()
+    queue.put("only the rent, please")
+    llm = LocalFake(["The rent is 900."], [])
+    result = await make_agent(llm, tools).run("Total of expenses.csv?", interrupt_queue=queue)
+    first_turn = llm.requests[0]
+    assert "only the rent" in (first_turn.messages[-1].content or "")
+    assert "reply" not in [t["function"]["name"] for t in first_turn.tools or []]  # the model's own turn
+    assert result.interrupts == ["only the rent, please"]

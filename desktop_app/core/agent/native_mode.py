@@ -16,6 +16,7 @@ from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingSt
 from desktop_app.core.agent.prompts import native_observation
 from desktop_app.core.agent.result import StepRecord, find_repeat
 from desktop_app.core.agent.state import RunState
+from desktop_app.core.llm.base import ToolSpec
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 
 
@@ -78,6 +79,24 @@ async def _policy_done(state: RunState, steps: list[StepRecord]) -> bool:
     return False
 
 
+async def _done_after_policy_calls(state: RunState, specs: list[ToolSpec] | None) -> bool:
+    """Before the first turn, after calls a policy made for the model: True when the
+    policy finds nothing left to do (the answer is written from the trace). What the user
+    added while the calls ran goes to the model's first turn instead."""
+    if state.prepared_reply is not None:
+        return False
+    injected = state.drain_interrupts()
+    if injected:
+        await state.inject(injected)
+        return False
+    if not await _policy_done(state, state.steps):
+        return False
+    state.loop_tools = specs  # as if asked here: synthesis shares this prefix
+    await state.emit(ThinkingDone(iteration=state.iterations, reasoning=""))
+    await state.emit(AnswerSignal())
+    return True
+
+
 async def run_native(state: RunState) -> None:
     """The native-mode tool loop; fills ``state`` (answer, steps, stop reason).
 
@@ -95,12 +114,7 @@ async def run_native(state: RunState) -> None:
         state.iterations = iteration
         await state.emit(ThinkingStart(iteration=iteration))
         cut_short = live = False
-        if (iteration == 1 and state.steps and state.prepared_reply is None
-                and await _policy_done(state, state.steps)):
-            # The policy ran calls before the first turn, and nothing is left to do.
-            state.loop_tools = specs  # as if asked here: synthesis shares this prefix
-            await state.emit(ThinkingDone(iteration=iteration, reasoning=""))
-            await state.emit(AnswerSignal())
+        if iteration == 1 and state.steps and await _done_after_policy_calls(state, specs):
             return
         choice: Any = state.take_tool_choice() if specs else None
         if state.prepared_reply is not None:
