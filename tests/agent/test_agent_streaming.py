@@ -100,6 +100,11 @@ async def test_the_shared_prefix_answer_is_capped_unless_a_tool_read_something(
     assert ("in one sentence" in instruction) is capped
     # Uncapped, the question is quoted: "my question" alone was read as the chat's first.
     assert ("Summarise the minutes, and what is 6*7?" in instruction) is not capped
+    # After something was made, what was done is asked for, not "the answer to my
+    # question", which the bundled model answered by saying the request back.
+    made = any(name == PAGE[0] for name, _ in calls)
+    assert ("what was done" in instruction) is made
+    assert ("answer to my question" in instruction) is not made
 
 
 async def test_a_long_question_is_quoted_cut() -> None:
