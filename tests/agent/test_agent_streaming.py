@@ -103,7 +103,7 @@ async def test_the_shared_prefix_answer_is_capped_unless_a_tool_read_something(
     # After something was made, what was done is asked for, not "the answer to my
     # question", which the bundled model answered by saying the request back.
     made = any(name == PAGE[0] for name, _ in calls)
-    assert ("what was done" in instruction) is made
+    assert ("what you did" in instruction) is made
     assert ("answer to my question" in instruction) is not made
 
 

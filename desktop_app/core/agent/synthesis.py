@@ -159,7 +159,9 @@ READ_INSTRUCTION = "Give the answer to my question from the results above.\nMy q
 #: After a tool made or changed something (a note, a table, a file): what was done, not "the
 #: answer to my question", which the bundled model answered by saying the request back
 #: ("The answer to calculate 15% of 240 and save the result in a note titled 'Tip' is 36.").
-MADE_INSTRUCTION = "Tell me in one sentence what was done, with any result I asked for."
+#: "what you did", not "what was done": with the latter it wrote of "the user" ("The user
+#: asked for a table of the first four planets…"), with this "I made a table of…" (dev).
+MADE_INSTRUCTION = "Tell me in one sentence what you did, with any result I asked for."
 
 
 #: The quoted question is cut: a pasted log would not fit the model's window twice.
