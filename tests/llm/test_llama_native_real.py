@@ -191,7 +191,7 @@ def test_documents_warm_up_prepares_the_first_question_of_a_chat_with_documents(
             library.close()
 
     asyncio.run(run())
-    turn = seen[0]  # the model's next turn, asked by the policy after its search
+    turn = seen[0]  # the model's turn after the policy's search
     assert turn is not None and turn.prefix_source == "memory"
     # Only the question, the search call and its passage were evaluated.
     assert turn.prompt_eval_tokens < turn.prompt_tokens - 300

@@ -13,7 +13,6 @@ from desktop_app.core.llm.tool_format import (
     detect_tool_style,
     parse_tool_reply,
 )
-from desktop_app.core.llm.types import ToolCall
 
 KNOWN = {"calculator", "convert_units", "note_create", "notes_find", "write_file", "read_file",
          "list_files", "make_table", "current_time"}
@@ -128,43 +127,6 @@ def test_a_finished_bare_call_followed_by_more_is_complete() -> None:
     assert not sniffer.complete()
     sniffer.feed("\n{")
     assert sniffer.complete()
-
-
-def test_calls_made_before_are_written_past_to_the_new_one() -> None:
-    """With results in view the bundled model writes the call it made, then the next one,
-    then more until one no longer parses (459 tokens): reading stops after the new one."""
-    made = ToolCall(id="c1", name="calculator", arguments='{"expression": "0.15 * 240"}')
-    sniffer = ToolCallSniffer(KNOWN, made=[made])
-    sniffer.feed('{"name": "calculator", "arguments": {"expression": "0.15 * 240"}}\n{')
-    assert not sniffer.complete()  # only what was done already: the next call may follow
-    sniffer.feed('"name": "current_time", "arguments": {"timezone": "Asia/Tokyo"}}')
-    assert not sniffer.complete()
-    sniffer.feed('\n{"name": "notes_find"')
-    assert sniffer.complete()
-    assert [c.name for c in sniffer.parse().calls] == ["calculator", "current_time"]
-
-
-def test_a_call_written_twice_in_one_reply_is_complete() -> None:
-    line = '{"name": "current_time", "arguments": {"timezone": "UTC"}}'
-    made = ToolCall(id="c1", name="current_time", arguments='{"timezone": "UTC"}')
-    sniffer = ToolCallSniffer(KNOWN, made=[made])
-    sniffer.feed(f"{line}\n")
-    assert not sniffer.complete()
-    sniffer.feed(f"{line}\n")
-    assert sniffer.complete()
-
-
-def test_json_after_a_call_that_is_no_call_ends_the_reply() -> None:
-    """After the listing call it had made, the bundled model wrote the listing as JSON until
-    the token limit (1,536 tokens, 90 s): its first key shows it is no call."""
-    made = ToolCall(id="c1", name="current_time", arguments="{}")
-    sniffer = ToolCallSniffer(KNOWN, made=[made])
-    sniffer.feed('{"name": "current_time", "arguments": {}}\n{"times": ["10:00", ')
-    assert sniffer.complete()
-    assert [c.name for c in sniffer.parse().calls] == ["current_time"]
-    answer = ToolCallSniffer(KNOWN, made=[made])  # JSON as the whole reply: the user's answer
-    answer.feed('{"times": ["10:00", "11:00", "12:00", "13:00", ')
-    assert not answer.complete()
 
 
 def test_call_shaped_text_to_a_made_up_tool() -> None:

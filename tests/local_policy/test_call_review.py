@@ -82,7 +82,7 @@ async def test_a_greeting_sent_to_the_calculator_is_answered_in_words() -> None:
 
 @pytest.mark.anyio
 async def test_an_accepted_call_is_the_models_first_turn_and_not_generated_twice() -> None:
-    llm = LocalFake([tool_call_reply(("calculator", {"expression": "12*19"})),
+    llm = LocalFake([tool_call_reply(("calculator", {"expression": "12*19"})), "Done.",
                      "12 times 19 is 228."], ["calculator"])
     outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool()])),
                               "whats 12 times 19", emit=lambda e: None)
@@ -125,62 +125,3 @@ async def test_the_first_call_is_bounded_and_an_unfinished_one_is_answered_in_wo
                               "planets table, and which is largest?", emit=lambda e: None)
     assert llm.requests[0].max_tokens == FIRST_CALL_MAX_TOKENS
     assert outcome.result.steps == [] and outcome.answer == "Here is a short answer."
-
-
-@pytest.mark.anyio
-async def test_after_a_named_file_is_read_the_model_s_next_new_call_is_made(
-        tmp_path: Path) -> None:
-    """Read for the model before its first turn, then asked as after any result: the read
-    it writes again is dropped, the sum it adds is made."""
-    from desktop_app.core.llm.testing import tool_call_reply
-    from desktop_app.core.tools.builtin.files import file_tools
-    from desktop_app.core.tools.sandbox import Workspace
-
-    (tmp_path / "expenses.csv").write_text("item,amount\nrent,900\nfood,250\n")
-    tools = ToolRegistry([CalculatorTool(), *file_tools(Workspace(tmp_path))])
-    llm = LocalFake([tool_call_reply(("read_file", {"path": "expenses.csv"}),
-                                     ("calculator", {"expression": "900 + 250"})),
-                     "It is 1150.", "The total is 1150."], [])
-    outcome = await drive_run(make_agent(llm, tools), "Total of expenses.csv?",
-                              emit=lambda e: None)
-    assert [s.tool for s in outcome.result.steps] == ["read_file", "calculator"]
-    assert llm.offered == []  # no first choice: the file was read for the model
-    assert "reply" in [t["function"]["name"] for t in llm.requests[0].tools or []]
-
-
-@pytest.mark.anyio
-async def test_when_nothing_follows_a_named_read_the_events_keep_their_order(
-        tmp_path: Path) -> None:
-    from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingStart
-    from desktop_app.core.tools.builtin.files import file_tools
-    from desktop_app.core.tools.sandbox import Workspace
-
-    (tmp_path / "expenses.csv").write_text("item,amount\nrent,900\nfood,250\n")
-    tools = ToolRegistry([CalculatorTool(), *file_tools(Workspace(tmp_path))])
-    llm = LocalFake(["The total", "The total is 1150."], [])
-    events: list[object] = []
-    outcome = await drive_run(make_agent(llm, tools), "Total of expenses.csv?",
-                              emit=events.append)
-    kinds = [type(e) for e in events if isinstance(e, ThinkingStart | ThinkingDone | AnswerSignal)]
-    assert kinds == [ThinkingStart, ThinkingDone, AnswerSignal]
-    assert [s.tool for s in outcome.result.steps] == ["read_file"]
-    assert outcome.answer == "The total is 1150."
-
-
-@pytest.mark.anyio
-async def test_what_the_user_adds_while_a_named_file_is_read_reaches_the_first_turn(
-        tmp_path: Path) -> None:
-    from desktop_app.core.agent.interrupts import InterruptQueue
-    from desktop_app.core.tools.builtin.files import file_tools
-    from desktop_app.core.tools.sandbox import Workspace
-
-    (tmp_path / "expenses.csv").write_text("item,amount\nrent,900\nfood,250\n")
-    tools = ToolRegistry([CalculatorTool(), *file_tools(Workspace(tmp_path))])
-    queue = InterruptQueue()
-    queue.put("only the rent, please")
-    llm = LocalFake(["The rent is 900."], [])
-    result = await make_agent(llm, tools).run("Total of expenses.csv?", interrupt_queue=queue)
-    first_turn = llm.requests[0]
-    assert "only the rent" in (first_turn.messages[-1].content or "")
-    assert "reply" not in [t["function"]["name"] for t in first_turn.tools or []]  # the model's own turn
-    assert result.interrupts == ["only the rent, please"]

@@ -17,15 +17,14 @@ from desktop_app.core.llm.base import ToolSpec
 from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.local_policy import RoutingPolicy, policy_for
-from desktop_app.core.local_policy.routing import NEXT_CALL_MAX_TOKENS, REPLY
-from desktop_app.core.tools.base import FunctionTool, ToolRegistry
+from desktop_app.core.local_policy.routing import REPLY
+from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin.calculator import CalculatorTool
 from desktop_app.core.tools.builtin.reports import TableTool
 
 
 class LocalFake(ScriptedLLM):
-    """A scripted local model that also answers ``choose_tool`` from a script; once the
-    script is used up it chooses to answer."""
+    """A scripted local model that also answers ``choose_tool`` from a script."""
 
     def __init__(self, replies: Sequence[Any], choices: Sequence[str | None]) -> None:
         super().__init__(replies, tool_call=True)
@@ -39,7 +38,7 @@ class LocalFake(ScriptedLLM):
     async def choose_tool(self, messages: Sequence[ChatMessage],
                           tools: list[ToolSpec]) -> str | None:
         self.offered.append([t["function"]["name"] for t in tools])
-        return self.choices.pop(0) if self.choices else REPLY
+        return self.choices.pop(0)
 
 
 def test_hosted_models_get_no_policy() -> None:
@@ -90,71 +89,6 @@ async def test_the_run_ends_once_a_tool_made_what_was_asked() -> None:
     assert [s.tool for s in outcome.result.steps] == ["make_table"]
     assert len(llm.requests) == 2  # the call, then the answer: no third loop turn
     assert "table" in outcome.answer
-
-
-@pytest.mark.anyio
-async def test_after_a_result_the_models_next_new_call_is_its_next_turn() -> None:
-    """A request of two steps. With the sum in view, the model writes the call it made again
-    and then the table (asked with "reply" offered, as before the first turn): the repeat is
-    dropped and the table is made; left to a free turn, the bundled model answered after
-    the first step."""
-    add = ("calculator", {"expression": "3 + 4"})
-    table = ("make_table", {"title": "Sum", "rows": [["3 + 4", "7"]]})
-    llm = LocalFake([tool_call_reply(add), tool_call_reply(add, table), "Here is the table."],
-                    ["calculator"])
-    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), TableTool()])),
-                              "add 3 and 4 and put it in a table", emit=lambda e: None)
-    assert [s.tool for s in outcome.result.steps] == ["calculator", "make_table"]
-    next_turn = llm.requests[1]
-    assert [t["function"]["name"] for t in next_turn.tools or []] == [
-        "calculator", "make_table", REPLY]
-    assert len(llm.requests) == 3  # two turns, then the answer: the table ended the loop
-    assert next_turn.max_tokens == NEXT_CALL_MAX_TOKENS  # bounded: a looping call stops
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize("next_turn", [
-    "It is 7.",  # text: the model answers now
-    tool_call_reply((REPLY, {"text": "It is 7."})),
-    tool_call_reply(("calculator", {"expression": "3 + 4"})),  # only what it did already
-    tool_call_reply(("calculator", {"expression": "1234 * 5678"})),  # numbers from nowhere
-])
-async def test_after_a_result_nothing_new_to_call_ends_the_loop(next_turn: Any) -> None:
-    llm = LocalFake([tool_call_reply(("calculator", {"expression": "3 + 4"})), next_turn,
-                     "3 and 4 make 7."], ["calculator"])
-    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), TableTool()])),
-                              "add 3 and 4", emit=lambda e: None)
-    assert [s.tool for s in outcome.result.steps] == ["calculator"]
-    assert len(llm.requests) == 3 and outcome.answer == "3 and 4 make 7."
-
-
-async def _read_prices() -> str:
-    return "pens 1.25, notebooks 3.40"
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize(("first", "again", "taken"), [
-    ("read_prices", "(1.25 + 3.40) * 1.2", True),  # computing on what was read
-    ("calculator", "(1.25 + 3.40) * 1.2", False),  # computing again on a computed result
-    ("calculator", "3.40 * 2", True),  # the next of the user's own computations
-])
-async def test_a_further_computation_is_taken_on_what_was_read_or_written(
-        first: str, again: str, taken: bool) -> None:
-    """After steps that only computed, a further computation is taken only on numbers the
-    user wrote (on the held-out split the model went on taxing a finished sum again and
-    converting a result back); computing on what a step read is the next step."""
-    reader = FunctionTool("read_prices", "Read the price list", {
-        "type": "object", "properties": {}}, _read_prices)
-    opening = (first, {"expression": "1.25 + 3.40"} if first == "calculator" else {})
-    further = ("calculator", {"expression": again})
-    llm = LocalFake([tool_call_reply(opening), tool_call_reply(opening, further), "Done.",
-                     "That is it."], [first])
-    registry = ToolRegistry([CalculatorTool(), reader])
-    outcome = await drive_run(make_agent(llm, registry),
-                              "1.25 and 3.40 with 20% tax, and 3.40 times 2",
-                              emit=lambda e: None)
-    steps = [s.tool for s in outcome.result.steps]
-    assert steps == ([first, "calculator"] if taken else [first])
 
 
 @pytest.mark.anyio

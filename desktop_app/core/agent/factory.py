@@ -62,11 +62,12 @@ def answer_after_tools(llm: LLM) -> AfterTools:
     return ANSWER_AFTER_TOOLS_LOCAL if llm.reuses_prompt_prefix else "synthesize"
 
 
-async def warm_up(llm: LLM, tools: ToolRegistry, *,
+async def warm_up(llm: LLM, tools: ToolRegistry, *, policy_lists: bool = True,
                   system_prompt: str | None = None) -> None:
     """Evaluate (or restore from disk) the system turn every run on ``llm`` starts with, so
     the first question only pays for its own tokens. A no-op for hosted models.
-    ``system_prompt``: an assistant's own."""
+    ``policy_lists=False``: only the registry's own tool list (the policy's choice is not
+    asked in runs over ``tools``); ``system_prompt``: an assistant's own."""
     warm = getattr(llm, "warm_up", None)
     if warm is None or not llm.reuses_prompt_prefix:
         return
@@ -78,7 +79,8 @@ async def warm_up(llm: LLM, tools: ToolRegistry, *,
         await warm(messages, None)
         return
     # The policy's first question offers a tool list of its own: its prompt state too.
-    variants = agent.policy.warm_tool_lists(tools) if agent.policy is not None else []
+    variants = (agent.policy.warm_tool_lists(tools)
+                if agent.policy is not None and policy_lists else [])
     for specs in [tools.specs(), *variants]:
         await warm(messages, specs)
 
@@ -95,9 +97,7 @@ async def warm_up_documents(llm: LLM, tools: ToolRegistry, library: DocumentLibr
     await asyncio.to_thread(lambda: library.embedder)
     registry = await asyncio.to_thread(with_documents, tools, library, collections)
     if len(registry) > len(tools):
-        # The policy's own list too: after its search, the model's next turn is asked with
-        # it. Prepared last, it is the state in memory when the first question comes.
-        await warm_up(llm, registry, system_prompt=system_prompt)
+        await warm_up(llm, registry, policy_lists=False, system_prompt=system_prompt)
 
 
 #: Tool-loop turns for a local model. Every eval task needs at most five; the engine's 50

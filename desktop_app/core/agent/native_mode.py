@@ -16,7 +16,6 @@ from desktop_app.core.agent.events import AnswerSignal, ThinkingDone, ThinkingSt
 from desktop_app.core.agent.prompts import native_observation
 from desktop_app.core.agent.result import StepRecord, find_repeat
 from desktop_app.core.agent.state import RunState
-from desktop_app.core.llm.base import ToolSpec
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 
 
@@ -65,38 +64,6 @@ async def run_for_model(state: RunState, tool: str, arguments: str, call_id: str
                                            tool_call_id=call_id, name=tool))
 
 
-async def _policy_done(state: RunState, steps: list[StepRecord]) -> bool:
-    """After ``steps`` ran, ask the run policy (if any) what comes next: True when the work
-    is done (the answer is written from the trace); else its prepared next turn, if it
-    wrote one, is taken as the model's."""
-    if state.policy is None:
-        return False
-    next_turn = await state.policy.after_tools(state, steps)
-    if next_turn.done:
-        state.stop_reason = "final_answer"
-        return True
-    state.prepared_reply = next_turn.reply
-    return False
-
-
-async def _done_after_policy_calls(state: RunState, specs: list[ToolSpec] | None) -> bool:
-    """Before the first turn, after calls a policy made for the model: True when the
-    policy finds nothing left to do (the answer is written from the trace). What the user
-    added while the calls ran goes to the model's first turn instead."""
-    if state.prepared_reply is not None:
-        return False
-    injected = state.drain_interrupts()
-    if injected:
-        await state.inject(injected)
-        return False
-    if not await _policy_done(state, state.steps):
-        return False
-    state.loop_tools = specs  # as if asked here: synthesis shares this prefix
-    await state.emit(ThinkingDone(iteration=state.iterations, reasoning=""))
-    await state.emit(AnswerSignal())
-    return True
-
-
 async def run_native(state: RunState) -> None:
     """The native-mode tool loop; fills ``state`` (answer, steps, stop reason).
 
@@ -114,11 +81,9 @@ async def run_native(state: RunState) -> None:
         state.iterations = iteration
         await state.emit(ThinkingStart(iteration=iteration))
         cut_short = live = False
-        if iteration == 1 and state.steps and await _done_after_policy_calls(state, specs):
-            return
         choice: Any = state.take_tool_choice() if specs else None
-        if state.prepared_reply is not None:
-            reply, state.prepared_reply = state.prepared_reply, None
+        if state.first_reply is not None:
+            reply, state.first_reply = state.first_reply, None
             state.loop_tools = specs  # as if asked here: synthesis shares this prefix
         elif streaming:
             live = not state.steps or state.continue_after_tools
@@ -172,7 +137,9 @@ async def run_native(state: RunState) -> None:
                                                    tool_call_id=call.id, name=call.name))
         injected = state.drain_interrupts()
         await state.inject(injected)  # only after every tool message
-        if not injected and await _policy_done(state, steps):
+        if (not injected and state.policy is not None
+                and await state.policy.after_tools(state, steps)):
+            state.stop_reason = "final_answer"
             await state.emit(AnswerSignal())  # the answer is written from the trace
             return
 

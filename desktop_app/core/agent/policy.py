@@ -3,9 +3,9 @@
 The loop asks a ``RunPolicy`` before the model's first turn and does what the answer says:
 which tools to offer (an empty registry: answer as plain chat), which tool the first turn
 must call, and which calls to run for the model; and after each turn's calls, whether the
-work is done or what the next turn is. The loop knows nothing of how a policy decides;
-policies live in ``desktop_app.core.local_policy`` and are chosen per model by the agent
-factory (hosted models get none).
+work is done. The loop knows nothing of how a policy decides; policies live in
+``desktop_app.core.local_policy`` and are chosen per model by the agent factory (hosted
+models get none).
 """
 
 from __future__ import annotations
@@ -44,16 +44,6 @@ class FirstTurnPlan:
     first_reply: ChatMessage | None = None
 
 
-@dataclass
-class NextTurn:
-    """What the loop does after a turn's calls ran (the defaults: the model goes on)."""
-
-    #: Why the work is done: the loop ends and the answer is written from the trace.
-    done: str | None = None
-    #: The model's next turn, already generated (and checked) by the policy.
-    reply: ChatMessage | None = None
-
-
 class RunPolicy(Protocol):
     """Help for one model, consulted at fixed points of a run."""
 
@@ -68,7 +58,8 @@ class RunPolicy(Protocol):
         system turns are prepared with the model (a local model's prompt state)."""
         ...
 
-    async def after_tools(self, state: RunView, steps: list[StepRecord]) -> NextTurn:
-        """After the calls of one turn ran: whether the work is done (the reason says why,
-        for tests and the run's record), or the next turn if the policy generated it."""
+    async def after_tools(self, state: RunView, steps: list[StepRecord]) -> str | None:
+        """After the calls of one turn ran: None to let the model go on; else the loop
+        ends and the answer is written from the trace. The text says why (for tests
+        and the run's record)."""
         ...

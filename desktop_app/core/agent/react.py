@@ -205,7 +205,7 @@ class ReActAgent:
             state.messages = self._initial_messages(state.query, history, plan.registry, True,
                                                     text_only=not len(plan.registry))
         state.next_tool_choice = plan.tool_choice
-        state.prepared_reply = plan.first_reply
+        state.first_reply = plan.first_reply
         for call in plan.calls:
             await run_for_model(state, call.name, call.arguments, call.id)
 

@@ -73,8 +73,8 @@ class RunState:
     continue_after_tools: bool = False
     #: ``tool_choice`` of the next model turn only (set by a run policy); reset once used.
     next_tool_choice: ToolChoice = None
-    #: The model's next reply when a run policy already generated it; taken once.
-    prepared_reply: ChatMessage | None = None
+    #: The model's first reply when a run policy already generated it; taken once.
+    first_reply: ChatMessage | None = None
     #: After tools ran, stop a reply once it is known to be text (synthesis follows): for
     #: local models, where every generated token costs the user time.
     stop_early: bool = False

@@ -238,8 +238,7 @@ class LlamaCppLLM(LlamaLifecycle, LLM):
                     yield chunk
             return
         offered = {t["function"]["name"] for t in request.get("tools", [])}
-        sniffer = ToolCallSniffer(offered, made=[call for message in messages
-                                                 for call in message.tool_calls])
+        sniffer = ToolCallSniffer(offered)
         final: StreamChunk | None = None
         async with contextlib.aclosing(self._raw_stream(request)) as raw:
             async for chunk in raw:

@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from desktop_app.core.llm.bare_calls import ARG_KEYS as _ARG_KEYS
-from desktop_app.core.llm.bare_calls import bare_calls_done, call_key
 from desktop_app.core.llm.json_extract import complete_truncated, extract_json, loads_lenient
 from desktop_app.core.llm.types import ToolCall
 
@@ -37,6 +34,7 @@ OPEN_TAGS = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>")
 CALL_FENCE_LANGUAGES = ("", "json", "tool_call", "tool_code")
 _HERMES_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:\r?\n)?```\s*$", re.DOTALL)
+_ARG_KEYS = ("arguments", "parameters", "args")
 
 
 def detect_tool_style(template: str | None) -> ToolStyle | None:
@@ -268,11 +266,8 @@ class ToolCallSniffer:
     ``parse`` the whole reply's content and calls.
     """
 
-    def __init__(self, known_tools: set[str] | None = None,
-                 made: Iterable[ToolCall] = ()) -> None:
+    def __init__(self, known_tools: set[str] | None = None) -> None:
         self.known_tools = known_tools
-        #: Calls made earlier in the conversation: written again, they are not new work.
-        self._made = {key for key in map(call_key, made) if key is not None}
         self.text = ""
         self._shown = 0
         self._decided: Literal["answer", "call"] | None = None
@@ -340,11 +335,9 @@ class ToolCallSniffer:
         return "answer"
 
     def complete(self) -> bool:
-        """True once the reply holds a finished call that was not made before and goes on
-        with anything, or repeats a call of its own: generation can stop there. (A small
-        model that emitted a call as bare JSON tends to repeat it line after line until the
-        token limit; with results in view it writes the calls it made, then a new one, then
-        more and more until one no longer parses.)"""
+        """True once the reply holds a finished call and goes on with something other than
+        another call: generation can stop there. (A small model that emitted a call as
+        bare JSON tends to repeat it line after line until the token limit.)"""
         if self._decided != "call":
             return False
         text = self.text
@@ -354,11 +347,13 @@ class ToolCallSniffer:
             return bool(rest) and not "<tool_call>".startswith(rest[:11]) \
                 and not rest.startswith("<tool_call>")
         head = text.lstrip()
-        if head.startswith("```"):  # a fenced call: the same, one line down
-            head = head.partition("\n")[2].lstrip()
         if "<tool_call>" in text or not head.startswith("{"):
             return False
-        return bare_calls_done(head, self._made)
+        try:
+            _value, end = json.JSONDecoder().raw_decode(head)
+        except ValueError:
+            return False
+        return "\n" in head[end:] and bool(head[end:].strip())
 
     def finish(self) -> str:
         """At the end of the stream: answer text still held back (a JSON answer included)."""

@@ -82,17 +82,6 @@ def grounded(arguments: dict[str, Any], messages: Sequence[ChatMessage],
     return bool(given & known)
 
 
-def all_from_user(arguments: dict[str, Any], messages: Sequence[ChatMessage]) -> bool:
-    """The arguments hold numbers, and every one of them is written in the user's own
-    messages (not only in a tool's result)."""
-    given = _argument_numbers(arguments)
-    written: set[float] = set()
-    for message in messages:
-        if message.role == "user":
-            written |= numbers_in(message.content or "")
-    return bool(given) and given <= written
-
-
 @dataclass(frozen=True)
 class Problem:
     """Why a call should not be made: the model should answer in words instead."""
