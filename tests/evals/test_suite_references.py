@@ -36,7 +36,8 @@ FRESH = load_suite(BENCHMARKS / "fresh_phrasings.json")
 FRESH_2 = load_suite(BENCHMARKS / "fresh_phrasings_2.json")
 #: Written in the ninth session, before that session's agent changes were measured.
 FRESH_3 = load_suite(BENCHMARKS / "fresh_phrasings_3.json")
-CASES = [(SUITE, task) for task in TASKS] + [(fresh, task) for fresh in (FRESH, FRESH_2, FRESH_3)
+FRESH_SETS = {"fresh": FRESH, "fresh2": FRESH_2, "fresh3": FRESH_3}
+CASES = [(SUITE, task) for task in TASKS] + [(fresh, task) for fresh in FRESH_SETS.values()
                                              for task in fresh.tasks]
 _ARTIFACT_TOOLS = {"make_chart": ChartTool, "make_table": TableTool, "make_report": ReportTool}
 _PLACEHOLDER = re.compile(r"\{(TIME(?:[+-]\d+)?:[\w/+-]+|TODAY|YESTERDAY|WEEKDAY)\}")
@@ -137,7 +138,7 @@ def test_the_suite_has_both_splits_and_a_reference_for_every_task() -> None:
         assert set(task.near_miss or {}) <= set(task.expect) | {"answer"}, task.id
 
 
-@pytest.mark.parametrize("fresh", [FRESH, FRESH_2, FRESH_3], ids=["fresh", "fresh2", "fresh3"])
+@pytest.mark.parametrize("fresh", FRESH_SETS.values(), ids=FRESH_SETS.keys())
 def test_the_fresh_phrasings_are_all_held_out_and_cover_every_kind(fresh: EvalSuite) -> None:
     assert {t.split for t in fresh.tasks} == {"heldout"}
     assert {t.kind for t in fresh.tasks} == {"original", "near_miss", "language"}
