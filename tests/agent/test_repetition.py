@@ -31,6 +31,7 @@ def test_a_loop_is_found(text: str, unit: str) -> None:
     "Chorus:\nLa la la, we sing along\n" * 6,
     "- [ ] check\n" * 12,
     "It was very, very, very, very good.",
+    "An empty block:\n```\n```\nand another:\n```\n```\n",  # fences with words between
 ])
 def test_ordinary_text_is_not_a_loop(text: str) -> None:
     assert repeated_tail(text) is None
@@ -48,6 +49,25 @@ def test_code_is_never_cut() -> None:
     guard = RepetitionGuard()
     code = "```python\n" + "x = x + 1; " * 40 + "\n```\nDone."
     shown = "".join(guard.feed(code[i:i + 7]) for i in range(0, len(code), 7))
+    assert not guard.tripped and shown == code
+
+
+def test_empty_code_fences_again_and_again_are_a_loop_inside_a_block_or_not() -> None:
+    """Fresh phrasings, third set: an answer "The final answer is: ``` ``` ``` …" ran to the
+    300 s limit; the fences hold no letter, and every second one opens a code block."""
+    for tail in ("``` " * 60, "```\n" * 60):
+        text = "The final answer is: " + tail
+        guard = RepetitionGuard()
+        shown = "".join(guard.feed(text[i:i + 4]) for i in range(0, len(text), 4))
+        assert guard.tripped, repr(tail[:8])
+        # Copies passed on before the loop was seen stay shown; the answer keeps one.
+        assert shown.count("```") <= 4 and guard.text.count("```") <= 2
+
+
+def test_code_with_its_fences_is_never_cut() -> None:
+    code = ("```python\n" + "print('a')\n" * 30 + "```\n") * 3 + "Three blocks."
+    guard = RepetitionGuard()
+    shown = "".join(guard.feed(code[i:i + 5]) for i in range(0, len(code), 5))
     assert not guard.tripped and shown == code
 
 

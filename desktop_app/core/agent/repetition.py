@@ -23,6 +23,13 @@ MIN_SPAN = 160
 #: row written again and again ran on to the context limit (minutes on 2 cores).
 MIN_LINE_REPEATS = 16
 MIN_LINE_SPAN = 480
+#: Code fences with nothing between them ("``` ``` ```") hold no letter, yet no one writes
+#: them on purpose; and each one opens or closes a code block, so such a loop also looks
+#: like code. A unit that holds a fence is a loop wherever it repeats, and one of bare
+#: fences already at ``EMPTY_FENCE_REPEATS`` copies (two empty code blocks in a row). Fresh
+#: phrasings, third set: an answer of "``` " ran until the task's 300 s limit.
+FENCE = "```"
+EMPTY_FENCE_REPEATS = 4
 #: Longest unit looked for (a repeated paragraph longer than this is rare and costs more to
 #: look for on every token than it saves).
 MAX_UNIT = 240
@@ -35,15 +42,23 @@ def repeated_tail(text: str) -> tuple[str, int] | None:
     for size in range(MIN_UNIT, longest + 1):
         unit = text[-size:]
         lines = "\n" in unit
-        needed = (max(MIN_LINE_REPEATS, -(-MIN_LINE_SPAN // size)) if lines
-                  else max(MIN_REPEATS, -(-MIN_SPAN // size)))
-        if not text.endswith(unit * needed) or not any(c.isalpha() for c in unit):
+        if FENCE in unit and not any(c.isalnum() for c in unit):
+            needed = EMPTY_FENCE_REPEATS
+        elif lines:
+            needed = max(MIN_LINE_REPEATS, -(-MIN_LINE_SPAN // size))
+        else:
+            needed = max(MIN_REPEATS, -(-MIN_SPAN // size))
+        if not text.endswith(unit * needed) or not _may_loop(unit):
             continue
         times = needed
         while text.endswith(unit * (times + 1)):
             times += 1
         return unit, times
     return None
+
+
+def _may_loop(unit: str) -> bool:
+    return FENCE in unit or any(c.isalpha() for c in unit)
 
 
 class RepetitionGuard:
@@ -63,12 +78,13 @@ class RepetitionGuard:
         if self.tripped:
             return ""
         self.text += delta
-        if not self.enabled or self.text.count("```") % 2 == 1:
-            self.shown += delta  # off (a hosted model), or inside a code block
+        if not self.enabled:
+            self.shown += delta  # off: a hosted model
             return delta
         found = repeated_tail(self.text)
-        if found is None:
-            self.shown += delta
+        in_code = self.text.count(FENCE) % 2 == 1
+        if found is None or (in_code and FENCE not in found[0]):
+            self.shown += delta  # no loop, or one inside a code block: the program's own
             return delta
         unit, times = found
         self.tripped = True
