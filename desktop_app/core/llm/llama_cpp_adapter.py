@@ -64,6 +64,7 @@ from desktop_app.core.llm.llama_replies import (
     with_ids,
 )
 from desktop_app.core.llm.llama_worker import ModelWorker, ThreadToAsyncChannel
+from desktop_app.core.llm.loops import cut_looping_call
 from desktop_app.core.llm.tool_format import (
     ToolCallSniffer,
     ToolStyle,
@@ -249,6 +250,9 @@ class LlamaCppLLM(LlamaLifecycle, LLM):
                     if visible:
                         yield StreamChunk(content=visible)
                     if sniffer.complete():  # the call is whole: do not wait for the rest
+                        break
+                    if sniffer.is_call and (cut := cut_looping_call(sniffer.text)) is not None:
+                        sniffer.text = cut  # the arguments loop: one copy is kept
                         break
                 if chunk.usage is not None or chunk.finish_reason is not None:
                     final = chunk
