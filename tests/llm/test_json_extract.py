@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from desktop_app.core.llm.json_extract import extract_json, iter_balanced_objects, loads_lenient
+from desktop_app.core.llm.json_extract import (
+    complete_truncated,
+    ends_inside_string,
+    extract_json,
+    iter_balanced_objects,
+    loads_lenient,
+)
 
 
 def test_direct_object_is_parsed() -> None:
@@ -115,3 +121,18 @@ def test_closing_never_invents_an_object_from_garbage(text: str) -> None:
 
 def test_a_complete_object_wins_over_a_truncated_one_after_it() -> None:
     assert extract_json('{"a": 1} and then {"b": ', close_truncated=True) == {"a": 1}
+
+
+@pytest.mark.parametrize(("text", "inside"), [
+    ('<tool_call>\n{"tags": ["Landlord", "La', True),
+    ('<tool_call>\n{"tags": ["Landlord", ', False),
+    ('{"text": "she said \\"hi', True),  # an escaped quote does not close the string
+    ('{"text": "she said \\"hi\\""', False),
+    ("no object here", False),
+])
+def test_ends_inside_string_reads_strings_as_complete_truncated_does(
+        text: str, inside: bool) -> None:
+    assert ends_inside_string(text) is inside
+    if inside:  # closing the string is what makes the cut-off object parse
+        closed = complete_truncated(text)
+        assert closed is not None and json.loads(closed)

@@ -175,6 +175,18 @@ class _OutsideStrings:
                 yield i, ch
 
 
+def ends_inside_string(text: str) -> bool:
+    """The object starting at the first ``{`` is cut off inside one of its strings (read
+    as ``complete_truncated`` reads it, which then closes that string)."""
+    start = text.find("{")
+    if start == -1:
+        return False
+    scan = _OutsideStrings(text, start)
+    for _ in scan:
+        pass
+    return scan.in_string
+
+
 def _balanced_end(text: str, start: int) -> int | None:
     depth = 0
     for i, ch in _OutsideStrings(text, start):

@@ -7,12 +7,14 @@ stops answers with it, the local adapter calls (``cut_looping_call``).
 
 from __future__ import annotations
 
+from desktop_app.core.llm.json_extract import ends_inside_string
+
 #: A loop is the same piece of text with a letter in it, at least ``MIN_UNIT`` characters
 #: long, at least ``MIN_REPEATS`` times in a row and ``MIN_SPAN`` characters in all. Units
 #: without a letter are left alone: rules ("-----"), table separators ("| --- | --- |")
-#: and digits repeat legitimately, and so do lines: a song's chorus, a checklist. Text
-#: inside a code block is never taken for a loop (code repeats itself); a unit holding a
-#: line break needs ``MIN_LINE_REPEATS`` copies; a real degenerate loop repeats far more
+#: and digits repeat legitimately, and so do lines: a song's chorus, a checklist. (The
+#: answer guard also leaves code inside a code block alone: code repeats itself.) A unit
+#: holding a line break needs ``MIN_LINE_REPEATS`` copies; a real degenerate loop repeats far more
 #: often than any text does on purpose.
 MIN_UNIT = 4
 MIN_REPEATS = 8
@@ -71,20 +73,7 @@ def cut_looping_call(text: str) -> str | None:
         return None
     unit, times = found
     kept = text[:len(text) - len(unit) * (times - 1)]
-    if '"' in unit and _inside_a_string(kept):
+    if '"' in unit and ends_inside_string(kept):
         kept = kept[:kept.rfind('"')]
     return kept
 
-
-def _inside_a_string(text: str) -> bool:
-    """An odd number of unescaped quotes: ``text`` ends inside a JSON string."""
-    quotes = 0
-    escaped = False
-    for char in text:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == '"':
-            quotes += 1
-    return quotes % 2 == 1
