@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
+from desktop_app.core.llm.llama_replies import known_calls
+from desktop_app.core.llm.text_calls import could_open_a_call
 from desktop_app.core.llm.tool_format import (
     ToolCallSniffer,
     call_shaped,
@@ -161,3 +164,31 @@ def test_properties_named_like_schema_keywords_are_kept() -> None:
     kept = odd[0]["function"]["parameters"]
     assert "title" not in kept and kept["properties"] == {
         "default": {"type": "string", "description": "d"}}
+
+
+@pytest.mark.parametrize(("text", "could_be_call"), [
+    ("", True), ("  ", True), ("<tool", True), ("<tool_call>\n{", True),
+    ('{"na', True), ('{"name": "calculator"', True), ('[{"function"', True),
+    ("```json\n", True), ('```json\n{"name"', True), ("```", True),
+    ("Paris is the capital.", False), ("[Paris](https://example.org)", False),
+    ("[1] Smith, 2020", False), ('{"city": "Paris"}', False), ("```python\nprint(1)", False),
+    ("```json\nhello", False), ("`x`", False),
+])
+def test_a_held_reply_is_released_once_its_start_cannot_be_a_call(
+        text: str, could_be_call: bool) -> None:
+    # The hosted path's hold-back and the sniffer read a reply's opening with one function,
+    # so the two cannot disagree about what a call looks like.
+    assert could_open_a_call(text) is could_be_call
+
+
+def test_a_call_to_no_offered_tool_is_dropped_with_its_name_logged(
+        caplog: pytest.LogCaptureFixture) -> None:
+    sniffer = ToolCallSniffer(KNOWN)
+    sniffer.feed('<tool_call>\n{"name": "calculator", "arguments": {"expression": "2+2"}}\n'
+                 '</tool_call>\n<tool_call>\n{"name": "weather_lookup", "arguments": '
+                 '{"city": "my home town"}}\n</tool_call>')
+    with caplog.at_level(logging.INFO, logger="desktop_app.core.llm.llama_replies"):
+        calls = known_calls(sniffer, KNOWN)
+    assert [c.name for c in calls] == ["calculator"]
+    assert "weather_lookup" in caplog.text
+    assert "my home town" not in caplog.text  # arguments may be private

@@ -5,12 +5,15 @@ project's."""
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
 from desktop_app.core.errors import ContextOverflowError, LLMError, LLMProviderError
 from desktop_app.core.llm.tool_format import ToolCallSniffer, closest_tool
 from desktop_app.core.llm.types import ToolCall
+
+log = logging.getLogger(__name__)
 
 
 def local_response_format(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -45,8 +48,12 @@ def known_calls(sniffer: ToolCallSniffer, offered: set[str]) -> list[ToolCall]:
     out = []
     for call in sniffer.parse().calls:
         name = closest_tool(call.name, offered)
-        if name is not None:
-            out.append(call if name == call.name else call.model_copy(update={"name": name}))
+        if name is None:
+            # Only the name is logged: the arguments may hold what the user wrote.
+            log.info("dropped a call to %r: no offered tool is close to that name",
+                     call.name[:80])
+            continue
+        out.append(call if name == call.name else call.model_copy(update={"name": name}))
     return out
 
 

@@ -15,16 +15,19 @@ made-up tool name is guessed at for a model the app does not run itself.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 from desktop_app.core.llm.base import ToolChoice, ToolSpec
 from desktop_app.core.llm.tool_format import (
-    CALL_FENCE_LANGUAGES,
     OPEN_TAGS,
     ToolCallSniffer,
+    opening_kind,
     parse_tool_reply,
 )
 from desktop_app.core.llm.types import LLMResult, StreamChunk, ToolCall
+
+log = logging.getLogger(__name__)
 
 
 def offered_names(tools: list[ToolSpec] | None, tool_choice: ToolChoice) -> set[str]:
@@ -41,6 +44,9 @@ _BARE_STARTS = ('{"name"', '{"type"', '{"function"', '[{"name"', '[{"type"', '[{
 
 
 def _known(calls: list[ToolCall], offered: set[str]) -> list[ToolCall]:
+    for call in calls:
+        if call.name not in offered:
+            log.info("dropped a text call to %r: not an offered tool", call.name[:80])
     return [call.model_copy(update={"id": call.id or f"call_text_{index}"})
             for index, call in enumerate(c for c in calls if c.name in offered)]
 
@@ -52,17 +58,14 @@ def _opens_with_call(text: str) -> bool:
 def could_open_a_call(text: str) -> bool:
     """False once the start of ``text`` cannot become a call any more (a Markdown link,
     a citation, JSON whose first key is not a call's): it may be shown at once."""
+    kind = opening_kind(text)
+    if kind != "call":
+        return kind is None
     head = text.lstrip()
-    for tag in OPEN_TAGS:
-        if head.startswith(tag) or tag.startswith(head):
-            return True
-    if head.startswith("`"):
-        first_line, newline, rest = head.partition("\n")
-        if not newline:
-            return len(first_line) < 16
-        if first_line[3:].strip().lower() not in CALL_FENCE_LANGUAGES:
-            return False
-        head = rest.lstrip()
+    if head.startswith(OPEN_TAGS):
+        return True
+    if head.startswith("```"):
+        head = head.partition("\n")[2].lstrip()
     compact = "".join(head[:40].split())
     return any(start.startswith(compact) or compact.startswith(start) for start in _BARE_STARTS)
 

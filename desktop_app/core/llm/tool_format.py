@@ -255,6 +255,35 @@ def closest_tool(name: str, offered: set[str]) -> str | None:
     return match[0] if match else None
 
 
+def opening_kind(text: str) -> Literal["answer", "call"] | None:
+    """How the start of a reply reads: a call's opening (a call tag, a bracket, a fence of
+    a call language around one), prose, or None while it is too short to tell. A bracket is
+    "call" here and only decided at the end: it may be a bare call or a JSON answer."""
+    head = text.lstrip()
+    if not head:
+        return None
+    for tag in OPEN_TAGS:
+        if head.startswith(tag):
+            return "call"
+        if tag.startswith(head):
+            return None  # could still become the tag
+    if head[0] in "{[":
+        return "call"
+    if head.startswith("`"):
+        if not head.startswith("```"):
+            return None if len(head) < 3 else "answer"
+        first_line, newline, rest = head.partition("\n")
+        if not newline:
+            return None
+        language = first_line[3:].strip().lower()
+        if language not in CALL_FENCE_LANGUAGES:
+            return "answer"
+        if not rest.strip():
+            return None
+        return "call" if rest.lstrip()[0] in "{[" else "answer"
+    return "answer"
+
+
 class ToolCallSniffer:
     """Decides, as text streams in, whether it is an answer (show it now) or a tool call.
 
@@ -288,7 +317,7 @@ class ToolCallSniffer:
     def feed(self, delta: str) -> str:
         self.text += delta
         if self._decided is None:
-            self._decided = self._decide(self.text)
+            self._decided = opening_kind(self.text)
             if self._decided is None or self._decided == "call":
                 return ""
         if self._decided == "call":
@@ -308,31 +337,6 @@ class ToolCallSniffer:
         out = self.text[self._shown:end]
         self._shown = max(self._shown, end)
         return out
-
-    def _decide(self, text: str) -> Literal["answer", "call"] | None:
-        head = text.lstrip()
-        if not head:
-            return None
-        for tag in OPEN_TAGS:
-            if head.startswith(tag):
-                return "call"
-            if tag.startswith(head):
-                return None  # could still become the tag
-        if head[0] in "{[":
-            return "call"  # decided at the end: a bare JSON call, or a JSON answer
-        if head.startswith("`"):
-            if not head.startswith("```"):
-                return None if len(head) < 3 else "answer"
-            first_line, newline, rest = head.partition("\n")
-            if not newline:
-                return None
-            language = first_line[3:].strip().lower()
-            if language not in CALL_FENCE_LANGUAGES:
-                return "answer"
-            if not rest.strip():
-                return None
-            return "call" if rest.lstrip()[0] in "{[" else "answer"
-        return "answer"
 
     def complete(self) -> bool:
         """True once the reply holds a finished call and goes on with something other than
