@@ -17,6 +17,8 @@ class Score:
     total: int = 0
     seconds: list[float] = field(default_factory=list)
     tokens: int = 0
+    #: Of ``total``, how many called the right tools (``TaskResult.tools_right``).
+    tools_right: int = 0
 
     @property
     def rate(self) -> float:
@@ -31,9 +33,13 @@ class Score:
         self.passed += int(result.passed)
         self.seconds.append(result.seconds)
         self.tokens += result.usage.total_tokens
+        self.tools_right += int(result.tools_right)
 
     def cell(self) -> str:
         return f"{self.passed}/{self.total}" if self.total else "–"
+
+    def counts(self) -> dict[str, int]:
+        return {"passed": self.passed, "total": self.total, "tools_right": self.tools_right}
 
 
 def group_of(result: TaskResult) -> str:
@@ -91,11 +97,10 @@ class Summary:
         return {
             "label": self.label,
             "passed": self.overall.passed, "total": self.overall.total,
-            "tool_tasks": {"passed": self.tool_tasks.passed, "total": self.tool_tasks.total},
-            "no_tool": {"passed": self.no_tool.passed, "total": self.no_tool.total},
-            "near_miss": {"passed": self.near_miss.passed, "total": self.near_miss.total},
-            "non_english": {"passed": self.non_english.passed,
-                            "total": self.non_english.total},
+            "tool_tasks": self.tool_tasks.counts(),
+            "no_tool": self.no_tool.counts(),
+            "near_miss": self.near_miss.counts(),
+            "non_english": self.non_english.counts(),
             "languages": {name: {"passed": s.passed, "total": s.total}
                           for name, s in self.languages.items()},
             "routes": {name: {"passed": s.passed, "total": s.total}
@@ -114,6 +119,12 @@ def _pct(score: Score) -> str:
     return f"{score.cell()} ({score.rate:.0%})" if score.total else "–"
 
 
+def _tools_right(score: Score) -> str:
+    if not score.total:
+        return "–"
+    return f"{score.tools_right}/{score.total} ({score.tools_right / score.total:.0%})"
+
+
 def scoreboard(summaries: Sequence[Summary], categories: Sequence[str] | None = None) -> str:
     """A plain-text table, one column per model: categories, totals, time and tokens."""
     names = list(categories or dict.fromkeys(c for s in summaries for c in s.categories))
@@ -129,6 +140,14 @@ def scoreboard(summaries: Sequence[Summary], categories: Sequence[str] | None = 
         for language in sorted({lang for s in summaries for lang in s.languages} - {"en"}):
             rows.append([f"  {language}", *[_pct(s.languages.get(language, Score()))
                                              for s in summaries]])
+    # Apart from the answers: whether the right tools (or none) were called. A small model
+    # can route a request right and still get the fact or the number wrong.
+    for group, label in (("tool_tasks", "right tools: tool tasks"),
+                         ("no_tool", "right tools: no-tool (none called)"),
+                         ("near_miss", "right tools: near-misses"),
+                         ("non_english", "right tools: other languages")):
+        if any(getattr(s, group).total for s in summaries):
+            rows.append([label, *[_tools_right(getattr(s, group)) for s in summaries]])
     for route, label in (("model", "tools chosen by the model"),
                          ("policy", "tools routed by the policy"), ("none", "no tool called")):
         if any(route in s.routes for s in summaries):

@@ -70,6 +70,9 @@ class TaskResult:
     kind: str = "original"
     language: str = "en"
     route: Route = "none"
+    #: The tools called were the right ones for the task (``EvalTask.tools_right``), apart
+    #: from whether the answer was: a small model routes better than it knows.
+    tools_right: bool = False
 
 
 @dataclass
@@ -317,7 +320,8 @@ async def run_task(task: EvalTask, suite: EvalSuite, run: RunTask,
                           iterations=done.iterations if done else 0, seconds=seconds,
                           usage=done.usage if done else Usage(), first_token=first_token,
                           answer=answer, error=error, split=task.split, kind=task.kind,
-                          language=task.language, route=route, calls=shown_calls)
+                          language=task.language, route=route, calls=shown_calls,
+                          tools_right=task.tools_right(tools_called))
     finally:
         shutil.rmtree(world.root, ignore_errors=True)
 

@@ -24,6 +24,11 @@ SPLITS: tuple[Split, ...] = ("dev", "heldout")
 WorldPart = Literal["workspace", "notes"]
 
 
+#: The tool that makes what a check reads: a note, a file, a chart or table artifact.
+_MAKERS = {"note": "note_create", "file": "write_file", "chart": "make_chart",
+           "table": "make_table"}
+
+
 class EvalTask(BaseModel):
     """One task: a prompt, where to look for the result, and what it must be."""
 
@@ -54,6 +59,21 @@ class EvalTask(BaseModel):
     #: and fail the second (tests/evals prove it for every task).
     reference: dict[str, Any] | None = None
     near_miss: dict[str, Any] | None = None
+
+    def tools_right(self, called: list[str]) -> bool:
+        """Whether the tools ``called`` were the right decision, whatever the answer then
+        said: none for a question that needs none; for a tool task at least one, none of
+        the forbidden ones, one of the expected ones, and the tool without which what the
+        task checks (a note, a file, a chart, a table) cannot exist."""
+        if not self.needs_tool:
+            return not called
+        if not called or set(called) & set(self.forbid_tools):
+            return False
+        if self.expect_tools and not set(called) & set(self.expect_tools):
+            return False
+        needed = {_MAKERS[kind] for target, spec in self.expect.items()
+                  for kind in (target, *spec) if kind in _MAKERS}
+        return needed <= set(called)
 
     @field_validator("expect")
     @classmethod
