@@ -24,6 +24,27 @@ def _flush_deletions() -> None:
     gc.collect()
 
 
+def _cancel_pending(event_loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the loop's unfinished tasks and let them finish their cleanup on the loop."""
+    pending = [t for t in asyncio.all_tasks(event_loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        event_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Settle a test's qasync loop as soon as the test returns. pytest-qt processes Qt
+    events right after (outside any ``run_until_complete``): a task step queued on the
+    loop (a window's refresh on show) would run there, with no running event loop, and
+    fail with "no running event loop" in the window."""
+    yield
+    event_loop = getattr(item, "funcargs", {}).get("loop")
+    if isinstance(event_loop, asyncio.AbstractEventLoop) and not event_loop.is_closed():
+        _cancel_pending(event_loop)
+
+
 @pytest.fixture(autouse=True)
 def _qt_cleanup(qapp) -> Iterator[None]:
     yield
@@ -44,12 +65,7 @@ def loop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
     try:
         yield event_loop
     finally:
-        # Let cancelled tasks finish their cleanup before the loop goes away.
-        pending = [t for t in asyncio.all_tasks(event_loop) if not t.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            event_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        _cancel_pending(event_loop)
         event_loop.run_until_complete(close_windows())
         _flush_deletions()
         event_loop.close()
