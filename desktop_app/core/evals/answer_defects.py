@@ -29,10 +29,25 @@ def _words(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+#: Words that hold no answer of their own, in the suite's languages: the request said back
+#: with only these around it is still the request ("opposite of generous is generous").
+_FILLER = frozenset({
+    "a", "an", "the", "is", "are", "was", "were", "be", "it", "its", "this", "that", "of",
+    "to", "in", "for", "and", "or", "so", "here", "your", "you", "i", "sure", "ok", "okay",
+    "certainly", "alright", "well", "course", "der", "die", "das", "ist", "es", "ein",
+    "eine", "und", "von", "zu", "el", "la", "los", "las", "un", "una", "y", "de", "que",
+    "le", "les", "est", "c", "et", "une", "du", "des",
+})
+
+
 def echoes(answer: str, prompt: str) -> bool:
-    """The answer is the request said back (perhaps with a word or two around it)."""
+    """The answer is the request said back, with at most filler words around it. An answer
+    that restates the request and adds its result ("4821 × 7396 = 35656116", "The
+    chemical symbol for silver is Ag") is not an echo."""
     said, asked = _words(answer), _words(prompt)
-    return bool(asked) and asked in said and len(said) <= len(asked) * 1.2 + 10
+    if not asked or asked not in said or len(said) > len(asked) * 1.2 + 10:
+        return False
+    return not set(said.split()) - set(asked.split()) - _FILLER
 
 
 def answer_defect(answer: str, prompt: str, *, made_document: bool) -> str | None:
