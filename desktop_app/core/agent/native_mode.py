@@ -82,6 +82,7 @@ async def run_native(state: RunState) -> None:
         await state.emit(ThinkingStart(iteration=iteration))
         cut_short = live = False
         choice: Any = state.take_tool_choice() if specs else None
+        written_by_policy = state.first_reply is not None
         if state.first_reply is not None:
             reply, state.first_reply = state.first_reply, None
             state.loop_tools = specs  # as if asked here: synthesis shares this prefix
@@ -93,6 +94,8 @@ async def run_native(state: RunState) -> None:
         else:
             reply = (await state.chat(tools=specs, tool_choice=choice)).message
         calls = _normalise_calls(list(reply.tool_calls), iteration)
+        if calls and state.policy is not None and not written_by_policy:
+            calls = await state.policy.revise_calls(state, calls)
         if not cut_short:
             state.messages.append(ChatMessage.assistant(
                 reply.content or "", tool_calls=calls, reasoning_content=reply.reasoning_content))

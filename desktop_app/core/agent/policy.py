@@ -2,8 +2,8 @@
 
 The loop asks a ``RunPolicy`` before the model's first turn and does what the answer says:
 which tools to offer (an empty registry: answer as plain chat), which tool the first turn
-must call, and which calls to run for the model; and after each turn's calls, whether the
-work is done. The loop knows nothing of how a policy decides; policies live in
+must call, and which calls to run for the model; how each later turn's calls are made; and
+after each turn's calls, whether the work is done. The loop knows nothing of how a policy decides; policies live in
 ``desktop_app.core.local_policy`` and are chosen per model by the agent factory (hosted
 models get none).
 """
@@ -56,6 +56,11 @@ class RunPolicy(Protocol):
     def warm_tool_lists(self, registry: ToolRegistry) -> list[list[ToolSpec]]:
         """Tool lists, besides the registry's own, that this policy's calls offer: their
         system turns are prepared with the model (a local model's prompt state)."""
+        ...
+
+    async def revise_calls(self, state: RunView, calls: list[ToolCall]) -> list[ToolCall]:
+        """The calls the model wrote on one of its turns, as they are to be made (the
+        first turn's, when the policy wrote it, are not passed again)."""
         ...
 
     async def after_tools(self, state: RunView, steps: list[StepRecord]) -> str | None:

@@ -14,6 +14,9 @@ request's words, so they hold in every language:
 Such a call is not made; the model answers in its own words instead. A call that fails
 on numbers from the conversation is a slip on a real task ("5 miles" for a conversion):
 it is made, and the model sees the tool's error and goes on, as after any failed call.
+
+An optional argument that nothing in the conversation supports is left out of a call that
+is made (``Tool.unfounded``): asked "what day is it", the model added New York's time zone.
 """
 
 from __future__ import annotations
@@ -109,6 +112,28 @@ async def review_call(call: ToolCall, tool: Tool, messages: Sequence[ChatMessage
     except (DesktopAppError, ValueError, TypeError, ArithmeticError, LookupError) as exc:
         return Problem(str(exc))
     return None if result.ok else Problem(result.error or "The call failed.")
+
+
+async def without_unfounded(call: ToolCall, tool: Tool,
+                            messages: Sequence[ChatMessage]) -> ToolCall:
+    """``call`` without the optional arguments that nothing the user or the assistant said
+    supports (``Tool.unfounded``: a place the user never named), so the tool's default
+    applies (the user's own time zone, say)."""
+    try:
+        arguments = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return call
+    if not isinstance(arguments, dict):
+        return call
+    # What the user and the assistant said; tool results do not count: the clock's own
+    # result reads "UTC+01:00", and the model then asked for "UTC" as if it had been named.
+    said = "\n".join(m.content or "" for m in messages if m.role in ("user", "assistant"))
+    required = set(tool.parameters.get("required") or [])
+    dropped = set(await tool.unfounded(arguments, said)) - required
+    if not dropped:
+        return call
+    kept = {key: value for key, value in arguments.items() if key not in dropped}
+    return call.model_copy(update={"arguments": json.dumps(kept, ensure_ascii=False)})
 
 
 def _conversation(messages: Iterable[ChatMessage]) -> list[ChatMessage]:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from desktop_app.core.agent.policy import FirstTurnPlan
 from desktop_app.core.llm.base import LLM, ChoosesTool, ToolChoice, ToolSpec
 from desktop_app.core.llm.types import ToolCall
-from desktop_app.core.local_policy.call_review import review_call
+from desktop_app.core.local_policy.call_review import review_call, without_unfounded
 from desktop_app.core.tools.base import Tool, ToolRegistry, ToolResult
 
 if TYPE_CHECKING:
@@ -119,7 +119,14 @@ class RoutingPolicy:
             return FirstTurnPlan(registry=ToolRegistry())
         if await review_call(calls[0], state.registry.get(chosen), state.messages):
             return FirstTurnPlan(registry=ToolRegistry())
-        return FirstTurnPlan(first_reply=first.message)
+        return FirstTurnPlan(first_reply=first.message.model_copy(
+            update={"tool_calls": await self.revise_calls(state, calls)}))
+
+    async def revise_calls(self, state: RunView, calls: list[ToolCall]) -> list[ToolCall]:
+        """Each call without the optional arguments nothing said supports: left with the
+        time zone it added taken out, the model asked again for "UTC" on its next turn."""
+        return [await without_unfounded(call, state.registry.get(call.name), state.messages)
+                if call.name in state.registry else call for call in calls]
 
     def warm_tool_lists(self, registry: ToolRegistry) -> list[list[ToolSpec]]:
         return [self._offered(registry)] if len(registry) else []

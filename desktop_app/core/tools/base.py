@@ -122,6 +122,12 @@ class Tool(ABC):
         Found without any model, so a policy may fetch what a request points at."""
         return []
 
+    async def unfounded(self, args: dict[str, Any], conversation: str) -> list[str]:
+        """The optional arguments in ``args`` that nothing in ``conversation`` supports (a
+        place the user never named, say): a reviewer of a model's call may leave them out,
+        so the tool's default applies. Found without any model; none by default."""
+        return []
+
     def validate(self, args: Any) -> dict[str, Any]:
         """Check ``args`` against ``parameters``; raise ``ToolArgumentError`` with the reason."""
         if not isinstance(args, dict):

@@ -13,7 +13,14 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from desktop_app.core.tools.base import Tool, ToolResult
-from desktop_app.core.tools.builtin.place_names import Place, find_place, suggest_places
+from desktop_app.core.tools.builtin.place_names import (
+    WORD,
+    Place,
+    find_place,
+    fold,
+    suggest_places,
+    zones_named_in,
+)
 
 #: What models write when they mean "the user's own time" (the bundled model wrote "local"
 #: four times in a row when that was an error).
@@ -59,6 +66,16 @@ class ClockTool(Tool):
         # Injectable clock so tests are deterministic; the default is the real time.
         self._now = now or (lambda: datetime.now(UTC))
 
+    async def unfounded(self, args: dict[str, Any], conversation: str) -> list[str]:
+        """``timezone`` when the conversation names no place in that zone: asked "what day
+        is it", the bundled model added New York's zone, and the answer was a day behind.
+        A name that resolves to nothing is left for ``run`` to report."""
+        name = str(args.get("timezone") or "").strip()
+        if not name or name.lower() in _LOCAL_WORDS:
+            return []
+        # The place index loads data files on first use: off the event loop.
+        return [] if await asyncio.to_thread(_founded, name, conversation) else ["timezone"]
+
     async def run(self, args: dict[str, Any]) -> ToolResult:
         zone_name = str(args.get("timezone") or "").strip()
         if zone_name.lower() in _LOCAL_WORDS:
@@ -86,6 +103,32 @@ class ClockTool(Tool):
         text = (f"{local:%A, %Y-%m-%d %H:%M:%S} ({label}, UTC{offset}); "
                 f"ISO 8601: {local.isoformat(timespec='seconds')}")
         return ToolResult(text=text)
+
+
+def _words(text: str) -> str:
+    """The words of ``text`` (any script), folded, one space apart."""
+    return " ".join(fold(word) for word in WORD.findall(text))
+
+
+def _zone_of(name: str) -> str | None:
+    """The zone a model's ``timezone`` argument means, resolved as ``run`` resolves it."""
+    if name in available_timezones():
+        return name
+    place = find_place(name)
+    return _zone_for(name) or (place.zone if place else None)
+
+
+def _founded(name: str, conversation: str) -> bool:
+    """Whether ``conversation`` names the place ``name`` stands for: by its own name (the
+    city part of a zone, 'New York' of 'America/New_York', as a whole phrase: 'new' alone
+    is a word) or by a place in the same zone ('Osaka' for 'Asia/Tokyo')."""
+    said = f" {_words(conversation)} "
+    for part in name.split("/")[-1].split(","):
+        phrase = _words(part)
+        if len(phrase) >= 3 and f" {phrase} " in said:
+            return True
+    zone = _zone_of(name)
+    return zone is None or zone in zones_named_in(conversation)
 
 
 async def _unknown_place(name: str) -> str:

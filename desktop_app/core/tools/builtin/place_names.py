@@ -28,6 +28,11 @@ LANGUAGES = ("en", "de", "es", "fr")
 _LATIN = re.compile(r"^[a-z0-9][a-z0-9 '’.\-]*$")
 #: Cities at least this large are offered as suggestions for a name that matched nothing.
 _SUGGEST_POPULATION = 300_000
+#: Cities at least this large count when a text is read for the places it names: smaller
+#: towns' names include everyday words ("Holiday", Florida; "Time", Norway).
+_NOTABLE_POPULATION = 100_000
+#: A word of a text, in any script (no digits), as places are read from it.
+WORD = re.compile(r"[^\W\d_]+")
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,10 @@ class _Index:
         self.exact: dict[str, Place] = {}
         self.folded: dict[str, Place] = {}
         self.well_known: dict[str, str] = {}  # folded name → name to suggest
+        # For reading which places a text names: folded name → zone, and codes ("NYC",
+        # "LA") as written, since lower-cased many are words ("THE" is Teresina).
+        self.notable: dict[str, str] = {}
+        self.codes: dict[str, str] = {}
 
     def add(self, name: str, rank: int, population: int, place: Place) -> None:
         """Record ``name`` for ``place``; a lower rank, then a larger population, wins."""
@@ -111,6 +120,7 @@ def _build() -> _Index:
     country_names = {code: str(data["name"]) for code, data in countries.items()}
     biggest: dict[str, tuple[int, str]] = {}  # country code → (population, zone)
     cities: dict[str, Any] = dict(cache.get_cities())
+    notable_sizes: dict[str, int] = {}  # notable or code key → population of its place
     for city in cities.values():
         population, zone, code = int(city["population"] or 0), str(city["timezone"]), \
             str(city["countrycode"])
@@ -120,6 +130,9 @@ def _build() -> _Index:
         index.add(place.name, 1, population, place)
         for alternate in city["alternatenames"]:
             index.add(str(alternate), 2, population, place)
+        if population >= _NOTABLE_POPULATION:
+            _add_notable(index, [place.name, *map(str, city["alternatenames"])], zone,
+                         population, notable_sizes)
         if population > biggest.get(code, (-1, ""))[0]:
             biggest[code] = (population, zone)
         if population >= _SUGGEST_POPULATION:
@@ -133,6 +146,7 @@ def _build() -> _Index:
                                          if code in locale.territories}
         for name in names:
             index.add(name, 0, population, place)
+            index.notable.setdefault(fold(name), zone)
         index.well_known.setdefault(fold(place.name), place.name)
     for locale in locales:
         for zone, names in locale.time_zones.items():
@@ -142,8 +156,21 @@ def _build() -> _Index:
                 known = index.best(english)
                 place = known if known and known.zone == zone else Place(english, "", zone)
                 index.add(str(city), 0, 0, place)
+                index.notable.setdefault(fold(str(city)), zone)
     index.freeze()
     return index
+
+
+def _add_notable(index: _Index, names: list[str], zone: str, population: int,
+                 sizes: dict[str, int]) -> None:
+    """Record a large city's names for ``zones_named_in``; the most populous place wins."""
+    for name in names:
+        is_code = name.isupper() and len(name) <= 4
+        key = name if is_code else fold(name)
+        table = index.codes if is_code else index.notable
+        if key and sizes.get(("\0" if is_code else "") + key, -1) < population:
+            table[key] = zone
+            sizes[("\0" if is_code else "") + key] = population
 
 
 def _get_index() -> _Index:
@@ -171,3 +198,19 @@ def suggest_places(text: str, limit: int = 3) -> list[str]:
     matches = difflib.get_close_matches(fold(text), list(index.well_known), n=limit,
                                         cutoff=0.75)
     return [index.well_known[match] for match in matches]
+
+
+def zones_named_in(text: str) -> set[str]:
+    """The time zones of the places ``text`` names: countries and zone cities in any of
+    the four languages, cities of 100,000 people or more by any of their names, read from
+    runs of one to three words ('Osaka' → Asia/Tokyo, 'nueva york' → America/New_York)."""
+    index = _get_index()
+    words = WORD.findall(text)
+    zones = {index.codes[word] for word in words if word in index.codes}
+    folded = [fold(word) for word in words]
+    for size in (1, 2, 3):
+        for start in range(len(folded) - size + 1):
+            zone = index.notable.get(" ".join(folded[start:start + size]))
+            if zone is not None:
+                zones.add(zone)
+    return zones
