@@ -74,7 +74,8 @@ class ClockTool(Tool):
         if not name or name.lower() in _LOCAL_WORDS:
             return []
         # The place index loads data files on first use: off the event loop.
-        return [] if await asyncio.to_thread(_founded, name, conversation) else ["timezone"]
+        founded = await asyncio.to_thread(_founded, name, conversation, self._now())
+        return [] if founded else ["timezone"]
 
     async def run(self, args: dict[str, Any]) -> ToolResult:
         zone_name = str(args.get("timezone") or "").strip()
@@ -118,17 +119,22 @@ def _zone_of(name: str) -> str | None:
     return _zone_for(name) or (place.zone if place else None)
 
 
-def _founded(name: str, conversation: str) -> bool:
+def _founded(name: str, conversation: str, now: datetime) -> bool:
     """Whether ``conversation`` names the place ``name`` stands for: by its own name (the
     city part of a zone, 'New York' of 'America/New_York', as a whole phrase: 'new' alone
-    is a word) or by a place in the same zone ('Osaka' for 'Asia/Tokyo')."""
+    is a word) or by a place whose clock shows the same time now ('Osaka' for 'Asia/Tokyo',
+    'Mumbai' for the old name 'Asia/Calcutta')."""
     said = f" {_words(conversation)} "
     for part in name.split("/")[-1].split(","):
         phrase = _words(part)
         if len(phrase) >= 3 and f" {phrase} " in said:
             return True
     zone = _zone_of(name)
-    return zone is None or zone in zones_named_in(conversation)
+    if zone is None:
+        return True
+    offset = now.astimezone(ZoneInfo(zone)).utcoffset()
+    return any(now.astimezone(ZoneInfo(named)).utcoffset() == offset
+               for named in zones_named_in(conversation))
 
 
 async def _unknown_place(name: str) -> str:
