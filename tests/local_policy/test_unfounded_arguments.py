@@ -95,23 +95,19 @@ async def test_a_common_word_of_a_zone_name_does_not_found_it(zone: str, said: s
     assert await ClockTool().unfounded({"timezone": zone}, said) == ["timezone"]
 
 
-async def test_a_later_call_is_revised_too_so_a_made_up_zone_is_not_asked_again() -> None:
+@pytest.mark.parametrize(("said", "first", "then", "made"), [
     # Seen on the bundled model: with its zone taken out of the first call, it asked again
     # for "UTC" on its next turn; without that zone the call repeats the first, and the
     # loop ends there instead of showing the user two clocks.
-    llm = LocalFake([tool_call_reply(("current_time", {"timezone": "America/New_York"})),
-                     tool_call_reply(("current_time", {"timezone": "UTC"})),
-                     "It is Monday."], ["current_time"])
-    outcome = await drive_run(make_agent(llm, ToolRegistry([_clock()])),
-                              "what day of the wk is it", emit=lambda e: None)
-    assert [step.args for step in outcome.result.steps] == [{}]
-
-
-async def test_a_later_call_for_a_place_the_user_named_is_made() -> None:
-    llm = LocalFake([tool_call_reply(("current_time", {"timezone": "Europe/Berlin"})),
-                     tool_call_reply(("current_time", {"timezone": "Asia/Singapore"})),
-                     "Berlin 05:39, Singapore 12:39."], ["current_time"])
-    outcome = await drive_run(make_agent(llm, ToolRegistry([_clock()])),
-                              "time in Berlin and in Singapore?", emit=lambda e: None)
-    assert [step.args for step in outcome.result.steps] == [
-        {"timezone": "Europe/Berlin"}, {"timezone": "Asia/Singapore"}]
+    ("what day of the wk is it", "America/New_York", "UTC", [{}]),
+    ("time in Berlin and in Singapore?", "Europe/Berlin", "Asia/Singapore",
+     [{"timezone": "Europe/Berlin"}, {"timezone": "Asia/Singapore"}]),
+])
+async def test_the_models_later_calls_are_revised_as_its_first(
+        said: str, first: str, then: str, made: list[dict[str, str]]) -> None:
+    llm = LocalFake([tool_call_reply(("current_time", {"timezone": first})),
+                     tool_call_reply(("current_time", {"timezone": then})), "Done."],
+                    ["current_time"])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([_clock()])), said,
+                              emit=lambda e: None)
+    assert [step.args for step in outcome.result.steps] == made

@@ -115,14 +115,16 @@ class Summary:
         }
 
 
+def _ratio(part: int, total: int) -> str:
+    return f"{part}/{total} ({part / total:.0%})" if total else "–"
+
+
 def _pct(score: Score) -> str:
-    return f"{score.cell()} ({score.rate:.0%})" if score.total else "–"
+    return _ratio(score.passed, score.total)
 
 
 def _tools_right(score: Score) -> str:
-    if not score.total:
-        return "–"
-    return f"{score.tools_right}/{score.total} ({score.tools_right / score.total:.0%})"
+    return _ratio(score.tools_right, score.total)
 
 
 def scoreboard(summaries: Sequence[Summary], categories: Sequence[str] | None = None) -> str:

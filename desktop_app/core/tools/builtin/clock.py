@@ -7,6 +7,7 @@ Places are read as people write them, in English, German, Spanish or French ("To
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -28,11 +29,17 @@ _LOCAL_WORDS = {"local", "localtime", "local time", "local_time", "system", "her
                 "now", "user", "my time", "auto", "default", "none", "null"}
 
 
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    """Every IANA zone name (read from the tz database once: it is a walk of its files)."""
+    return frozenset(available_timezones())
+
+
 def _zone_for(name: str) -> str | None:
     """The IANA zone a city or zone name means: 'Tokyo' → 'Asia/Tokyo', 'new york' →
     'America/New_York'; None if no zone's last part is exactly that name."""
     wanted = name.strip().replace(" ", "_").lower()
-    matches = [z for z in available_timezones() if z.split("/")[-1].lower() == wanted]
+    matches = [z for z in _zone_names() if z.split("/")[-1].lower() == wanted]
     canonical = [z for z in matches if not z.startswith(("Etc/", "SystemV/", "US/"))]
     return min(canonical or matches, key=len) if matches else None
 
@@ -42,7 +49,7 @@ def _suggest(name: str, limit: int = 3) -> list[str]:
     needle = name.replace(" ", "_").split("/")[-1].lower()
     if len(needle) < 3:
         return []
-    return sorted(z for z in available_timezones() if needle in z.lower())[:limit]
+    return sorted(z for z in _zone_names() if needle in z.lower())[:limit]
 
 
 class ClockTool(Tool):
@@ -82,14 +89,9 @@ class ClockTool(Tool):
         if zone_name.lower() in _LOCAL_WORDS:
             zone_name = ""
         now = self._now()
-        place: Place | None = None
-        if zone_name and zone_name not in available_timezones():
-            found = _zone_for(zone_name)
-            if found is None:
-                # The place index loads data files on first use: off the event loop.
-                place = await asyncio.to_thread(find_place, zone_name)
-            zone_name = found or (place.zone if place else zone_name)
         if zone_name:
+            # The place index loads data files on first use: off the event loop.
+            zone_name, place = await asyncio.to_thread(_resolve, zone_name)
             try:
                 zone = ZoneInfo(zone_name)
             except (ZoneInfoNotFoundError, ValueError):
@@ -111,12 +113,17 @@ def _words(text: str) -> str:
     return " ".join(fold(word) for word in WORD.findall(text))
 
 
-def _zone_of(name: str) -> str | None:
-    """The zone a model's ``timezone`` argument means, resolved as ``run`` resolves it."""
-    if name in available_timezones():
-        return name
+def _resolve(name: str) -> tuple[str, Place | None]:
+    """The zone ``name`` means and the place it was read as (None for a zone's own name):
+    an IANA name, a zone's city ('new york'), else a place in any of the four languages
+    ('Tokio'). Nothing matching: the name itself, which ``ZoneInfo`` then rejects."""
+    if name in _zone_names():
+        return name, None
+    found = _zone_for(name)
+    if found is not None:
+        return found, None
     place = find_place(name)
-    return _zone_for(name) or (place.zone if place else None)
+    return (place.zone, place) if place else (name, None)
 
 
 def _founded(name: str, conversation: str, now: datetime) -> bool:
@@ -129,10 +136,11 @@ def _founded(name: str, conversation: str, now: datetime) -> bool:
         phrase = _words(part)
         if len(phrase) >= 3 and f" {phrase} " in said:
             return True
-    zone = _zone_of(name)
-    if zone is None:
-        return True
-    offset = now.astimezone(ZoneInfo(zone)).utcoffset()
+    try:
+        zone = ZoneInfo(_resolve(name)[0])
+    except (ZoneInfoNotFoundError, ValueError):
+        return True  # read as nothing: ``run`` says so
+    offset = now.astimezone(zone).utcoffset()
     return any(now.astimezone(ZoneInfo(named)).utcoffset() == offset
                for named in zones_named_in(conversation))
 

@@ -120,7 +120,7 @@ def _build() -> _Index:
     country_names = {code: str(data["name"]) for code, data in countries.items()}
     biggest: dict[str, tuple[int, str]] = {}  # country code → (population, zone)
     cities: dict[str, Any] = dict(cache.get_cities())
-    notable_sizes: dict[str, int] = {}  # notable or code key → population of its place
+    notable_sizes: dict[tuple[bool, str], int] = {}  # (is a code, key) → its population
     for city in cities.values():
         population, zone, code = int(city["population"] or 0), str(city["timezone"]), \
             str(city["countrycode"])
@@ -162,15 +162,14 @@ def _build() -> _Index:
 
 
 def _add_notable(index: _Index, names: list[str], zone: str, population: int,
-                 sizes: dict[str, int]) -> None:
+                 sizes: dict[tuple[bool, str], int]) -> None:
     """Record a large city's names for ``zones_named_in``; the most populous place wins."""
     for name in names:
         is_code = name.isupper() and len(name) <= 4
         key = name if is_code else fold(name)
-        table = index.codes if is_code else index.notable
-        if key and sizes.get(("\0" if is_code else "") + key, -1) < population:
-            table[key] = zone
-            sizes[("\0" if is_code else "") + key] = population
+        if key and sizes.get((is_code, key), -1) < population:
+            (index.codes if is_code else index.notable)[key] = zone
+            sizes[(is_code, key)] = population
 
 
 def _get_index() -> _Index:
