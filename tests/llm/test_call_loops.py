@@ -19,6 +19,9 @@ NOTE = {"type": "function", "function": {
         "tags": {"type": "array", "items": {"type": "string"}}}}}}
 #: How the bundled model wrote "make a note called Landlord: Derek Mills, …" (fresh
 #: phrasings, third set): the tags ran on until the token limit, 154 s.
+CALCULATOR = {"type": "function", "function": {
+    "name": "calculator", "description": "Exact arithmetic",
+    "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}}}}
 LOOPING = ('<tool_call>\n{"name": "note_create", "arguments": {"title": "Landlord: Derek '
            'Mills", "text": "Rent goes out on the 3rd", "tags": ["Landlord", "Rent", '
            + '"Landlord", ' * 300)
@@ -37,7 +40,27 @@ def test_a_loop_inside_one_value_keeps_that_value() -> None:
     assert cut is not None and cut.endswith("Pay rent. and then ")
 
 
+#: How the bundled model, made to call the calculator for how to say "thank you" in German,
+#: wrote its argument (fresh phrasings, fourth set): a number without end, 106 s.
+RUNAWAY = ('<tool_call>\n{"name": "calculator", "arguments": {"expression": "1'
+           + "0" * 400)
+
+
+@pytest.mark.parametrize("text", [RUNAWAY, RUNAWAY.replace("0" * 400, " " * 400)])
+def test_a_call_ending_in_a_digit_or_blank_without_end_is_dropped_whole(text: str) -> None:
+    for end in range(len(text) - 200, len(text)):
+        assert cut_looping_call(text[:end]) == ""
+
+
+def test_calls_before_a_runaway_one_are_kept() -> None:
+    first = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "2+2"}}\n</tool_call>\n'
+    assert cut_looping_call(first + RUNAWAY) == first
+
+
 @pytest.mark.parametrize("text", [
+    '{"name": "calculator", "arguments": {"expression": "2**100 = ' + "1267650600228229401496703205376" + '"}}',
+    '{"name": "calculator", "arguments": {"expression": "10**30 = 1' + "0" * 30,
+    '{"name": "calculator", "arguments": {"expression": "1/3 = 0.' + "3" * 40,
     ('{"name": "make_table", "arguments": {"rows": [["Mercury", "1"], ["Venus", "2"], '
      '["Earth", "3"], ["Mars", "4"]]}}'),
     '{"name": "make_chart", "arguments": {"values": [' + "0, " * 80 + "0]}}",
@@ -76,3 +99,17 @@ async def test_the_local_adapter_stops_a_looping_call_and_makes_it_with_one_copy
     arguments = json.loads(call.arguments)
     assert call.name == "note_create" and arguments["title"] == "Landlord: Derek Mills"
     assert arguments["tags"][:2] == ["Landlord", "Rent"] and len(arguments["tags"]) <= 3
+
+
+@pytest.mark.anyio
+async def test_the_local_adapter_stops_a_runaway_number_and_makes_no_call() -> None:
+    pieces = [RUNAWAY[i:i + 4] for i in range(0, len(RUNAWAY), 4)]
+    llm = ScriptedLlama(pieces)
+    try:
+        result = await llm.chat([ChatMessage.user("how do I say thank you in German?")],
+                                tools=[CALCULATOR], tool_choice={
+                                    "type": "function", "function": {"name": "calculator"}})
+    finally:
+        await llm.aclose()
+    assert llm.read < len(pieces)  # stopped at the run, not at the end of the stream
+    assert result.message.tool_calls == [] and not result.message.content

@@ -252,7 +252,7 @@ class LlamaCppLLM(LlamaLifecycle, LLM):
                     if sniffer.complete():  # the call is whole: do not wait for the rest
                         break
                     if sniffer.is_call and (cut := cut_looping_call(sniffer.text)) is not None:
-                        sniffer.text = cut  # the arguments loop: one copy is kept
+                        sniffer.text = cut  # arguments loop: one copy kept (or no call)
                         break
                 if chunk.usage is not None or chunk.finish_reason is not None:
                     final = chunk

@@ -7,7 +7,10 @@ stops answers with it, the local adapter calls (``cut_looping_call``).
 
 from __future__ import annotations
 
+import re
+
 from desktop_app.core.llm.json_extract import ends_inside_string
+from desktop_app.core.llm.tool_format import OPEN_TAGS
 
 #: A loop is the same piece of text with a letter in it, at least ``MIN_UNIT`` characters
 #: long, at least ``MIN_REPEATS`` times in a row and ``MIN_SPAN`` characters in all. Units
@@ -34,6 +37,15 @@ EMPTY_FENCE_REPEATS = 4
 #: Longest unit looked for (a repeated paragraph longer than this is rare and costs more to
 #: look for on every token than it saves).
 MAX_UNIT = 240
+#: One digit written on and on is no value a call can hold, though it holds no letter. Made
+#: to call the calculator for how to say "thank you" in German, the bundled model wrote
+#: "1000…" until the token limit (106 s; fresh phrasings, fourth set); it writes digits one
+#: token each, so the run is cut at ``RUNAWAY_DIGITS`` (no real number repeats one digit
+#: that often). Blanks run away too (a grammar lets JSON hold any amount of them), but
+#: code indents with them: a blank run is cut at ``MIN_SPAN``. A list of numbers ("0, 0, 0,
+#: …") is no such run and is left alone.
+RUNAWAY_DIGITS = 48
+_RUNAWAY = re.compile(rf"(?:([0-9])\1{{{RUNAWAY_DIGITS - 1},}}|(\s)\2{{{MIN_SPAN - 1},}})\Z")
 
 
 def repeated_tail(text: str) -> tuple[str, int] | None:
@@ -67,7 +79,11 @@ def cut_looping_call(text: str) -> str | None:
     if it does not). A call's arguments can loop too: a note's tags went "Landlord",
     "Landlord", … until the token limit (154 s on 2 cores, fresh phrasings, third set). When
     the loop spans several values (its unit holds a quote), the fragment of a value it
-    ends in is dropped; the parser closes what is still open."""
+    ends in is dropped; the parser closes what is still open. A call that ends in one digit
+    or blank without end (``RUNAWAY_DIGITS``) is dropped whole (no copy of that is a value): what
+    came before its opening tag is kept, calls written before it among that."""
+    if _RUNAWAY.search(text):
+        return text[:max(0, *(text.rfind(tag) for tag in OPEN_TAGS))]
     found = repeated_tail(text)
     if found is None:
         return None
