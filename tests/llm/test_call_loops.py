@@ -17,11 +17,11 @@ NOTE = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {
         "title": {"type": "string"}, "text": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string"}}}}}}
-#: How the bundled model wrote "make a note called Landlord: Derek Mills, …" (fresh
-#: phrasings, third set): the tags ran on until the token limit, 154 s.
 CALCULATOR = {"type": "function", "function": {
     "name": "calculator", "description": "Exact arithmetic",
     "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}}}}
+#: How the bundled model wrote "make a note called Landlord: Derek Mills, …" (fresh
+#: phrasings, third set): the tags ran on until the token limit, 154 s.
 LOOPING = ('<tool_call>\n{"name": "note_create", "arguments": {"title": "Landlord: Derek '
            'Mills", "text": "Rent goes out on the 3rd", "tags": ["Landlord", "Rent", '
            + '"Landlord", ' * 300)

@@ -82,7 +82,9 @@ def cut_looping_call(text: str) -> str | None:
     ends in is dropped; the parser closes what is still open. A call that ends in one digit
     or blank without end (``RUNAWAY_DIGITS``) is dropped whole (no copy of that is a value): what
     came before its opening tag is kept, calls written before it among that."""
-    if _RUNAWAY.search(text):
+    # Only the tail can hold such a run at its end (any run that long shows in its last
+    # MIN_SPAN characters): the call grows by a token at a time and this runs on each.
+    if _RUNAWAY.search(text[-MIN_SPAN:]):
         return text[:max(0, *(text.rfind(tag) for tag in OPEN_TAGS))]
     found = repeated_tail(text)
     if found is None:
