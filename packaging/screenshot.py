@@ -225,8 +225,10 @@ async def _take(app, out: Path, real: bool) -> list[Path]:
     shots: list[Path] = []
 
     async def settle(seconds: float = 0.4) -> None:
+        # Qt paints while the loop waits (qasync runs asyncio on Qt's loop). Processing
+        # Qt's events from inside this task instead ran other tasks' steps within it:
+        # qasync logged "Cannot enter into task … while another task … is being executed".
         await asyncio.sleep(seconds)
-        app.processEvents()
 
     def grab(widget, name: str) -> None:
         path = out / name
