@@ -36,14 +36,17 @@ FRESH = load_suite(BENCHMARKS / "fresh_phrasings.json")
 FRESH_2 = load_suite(BENCHMARKS / "fresh_phrasings_2.json")
 #: Written in the ninth session, before that session's agent changes were measured.
 FRESH_3 = load_suite(BENCHMARKS / "fresh_phrasings_3.json")
-#: Written in a later session by a helper blind to the agent's code, before that session's
+#: Written in the fourteenth session by a helper blind to the agent's code, before that session's
 #: agent changes were measured.
 FRESH_4 = load_suite(BENCHMARKS / "fresh_phrasings_4.json")
 #: Written in the thirteenth session by a helper who read neither the agent's code nor any
 #: run of it, before they were run.
 FRESH_5 = load_suite(BENCHMARKS / "fresh_phrasings_5.json")
+#: Written in the fourteenth session by a helper who read neither the agent's code nor any run of
+#: it, before they were run.
+FRESH_6 = load_suite(BENCHMARKS / "fresh_phrasings_6.json")
 FRESH_SETS = {"fresh": FRESH, "fresh2": FRESH_2, "fresh3": FRESH_3, "fresh4": FRESH_4,
-              "fresh5": FRESH_5}
+              "fresh5": FRESH_5, "fresh6": FRESH_6}
 CASES = [(SUITE, task) for task in TASKS] + [(fresh, task) for fresh in FRESH_SETS.values()
                                              for task in fresh.tasks]
 _ARTIFACT_TOOLS = {"make_chart": ChartTool, "make_table": TableTool, "make_report": ReportTool}
