@@ -125,3 +125,18 @@ async def test_the_first_call_is_bounded_and_an_unfinished_one_is_answered_in_wo
                               "planets table, and which is largest?", emit=lambda e: None)
     assert llm.requests[0].max_tokens == FIRST_CALL_MAX_TOKENS
     assert outcome.result.steps == [] and outcome.answer == "Here is a short answer."
+
+
+def test_a_call_chosen_again_needs_most_of_its_numbers_from_the_user() -> None:
+    """From a made-up call, a runaway sum that holds one of the user's numbers is not
+    grounded; a sum of the user's numbers with one factor worked out is."""
+    asked = [ChatMessage.user("my 10 yr old asks why the sky is blue")]
+    runaway = {"expression": "2 * 3 - 4 / 2 + 5 * 2 / 2 + 10 * 2 / 2"}
+    assert grounded(runaway, asked, None)
+    assert not grounded(runaway, asked, None, most=True)
+    tip = [ChatMessage.user("dinner was 86.40, we leave 15% tip, total?")]
+    assert grounded({"expression": "86.40 * 1.15"}, tip, None, most=True)
+    today = date(2026, 12, 7)
+    on_today = {"date": "2026-12-07", "days": 1}
+    assert grounded(on_today, [ChatMessage.user("a limerick")], today)
+    assert not grounded(on_today, [ChatMessage.user("a limerick")], None, most=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,15 @@ from desktop_app.core.llm.base import ToolSpec
 from desktop_app.core.llm.testing import ScriptedLLM, tool_call_reply
 from desktop_app.core.llm.types import ChatMessage
 from desktop_app.core.local_policy import RoutingPolicy, policy_for
-from desktop_app.core.local_policy.routing import REPLY
+from desktop_app.core.local_policy.routing import (
+    FIRST_CALL_MAX_TOKENS,
+    PURE_CALL_MAX_TOKENS,
+    REPLY,
+)
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin.calculator import CalculatorTool
+from desktop_app.core.tools.builtin.clock import ClockTool
+from desktop_app.core.tools.builtin.dates import DateCalcTool
 from desktop_app.core.tools.builtin.reports import TableTool
 
 
@@ -30,6 +37,7 @@ class LocalFake(ScriptedLLM):
         super().__init__(replies, tool_call=True)
         self.choices = list(choices)
         self.offered: list[list[str]] = []
+        self.among: list[list[str]] = []
 
     @property
     def reuses_prompt_prefix(self) -> bool:
@@ -38,6 +46,11 @@ class LocalFake(ScriptedLLM):
     async def choose_tool(self, messages: Sequence[ChatMessage],
                           tools: list[ToolSpec]) -> str | None:
         self.offered.append([t["function"]["name"] for t in tools])
+        return self.choices.pop(0)
+
+    async def choose_among(self, messages: Sequence[ChatMessage], tools: list[ToolSpec],
+                           names: Sequence[str]) -> str | None:
+        self.among.append(list(names))
         return self.choices.pop(0)
 
 
@@ -76,6 +89,62 @@ async def test_a_choice_of_the_reply_stand_in_is_an_answer_too() -> None:
     outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool()])),
                               "Dis bonjour", emit=lambda e: None)
     assert outcome.answer == "Bonjour !" and not llm.requests[-1].tools
+
+
+@pytest.mark.anyio
+async def test_a_call_of_a_made_up_tool_chooses_again_among_checkable_tools() -> None:
+    """The bundled model began "calculate_tip" for sums it then did in its head: it chooses
+    again among the tools that only compute from what they are given (not the clock, not
+    a maker) and answering, and the call it then writes is made."""
+    sum_call = ("calculator", {"expression": "86.40 * 1.15"})
+    llm = LocalFake([tool_call_reply(sum_call), "It comes to 99.36."],
+                    ["calculate_tip", "calculator"])
+    tools = ToolRegistry([CalculatorTool(), ClockTool(), TableTool()])
+    outcome = await drive_run(make_agent(llm, tools), "dinner was 86.40, plus 15% tip?",
+                              emit=lambda e: None)
+    assert llm.among == [["calculator", REPLY]]
+    assert llm.requests[0].tool_choice == {"type": "function",
+                                           "function": {"name": "calculator"}}
+    assert [s.tool for s in outcome.result.steps] == ["calculator"]
+    assert "99.36" in outcome.answer
+
+
+@pytest.mark.anyio
+async def test_a_first_call_of_a_tool_that_only_computes_gets_a_short_bound() -> None:
+    """A calculator call is a short expression; one written on and on ("2 * 2 + 2 * 2 + …"
+    for a question with no number in it) is cut long before a report's bound."""
+    calls = [tool_call_reply(("calculator", {"expression": "2+2"})), "4.",
+             tool_call_reply(("make_table", {"title": "T", "rows": [["a"]]})), "Done."]
+    llm = LocalFake(calls, ["calculator", "make_table"])
+    agent = make_agent(llm, ToolRegistry([CalculatorTool(), TableTool()]))
+    await drive_run(agent, "two plus two?", emit=lambda e: None)
+    await drive_run(agent, "a table of a", emit=lambda e: None)
+    forced = [r.max_tokens for r in llm.requests if isinstance(r.tool_choice, dict)]
+    assert forced == [PURE_CALL_MAX_TOKENS, FIRST_CALL_MAX_TOKENS]
+    assert PURE_CALL_MAX_TOKENS < FIRST_CALL_MAX_TOKENS
+
+
+@pytest.mark.anyio
+async def test_a_made_up_call_must_hold_the_user_s_own_numbers() -> None:
+    """Chosen again from a made-up name, a call on today's date alone is not made (a
+    limerick became a date calculation from today): the request is answered in words."""
+    today_call = ("date_calc", {"date": date.today().isoformat(), "days": 1})
+    llm = LocalFake([tool_call_reply(today_call), "A cat who hated Mondays…"],
+                    ["cat_limerick", "date_calc"])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), DateCalcTool()])),
+                              "a limerick about a cat who hates mondays",
+                              emit=lambda e: None)
+    assert llm.among == [["calculator", "date_calc", REPLY]]
+    assert not outcome.result.steps
+    assert outcome.answer.startswith("A cat") and not llm.requests[-1].tools
+
+
+@pytest.mark.anyio
+async def test_a_made_up_call_chosen_again_as_an_answer_is_answered_in_words() -> None:
+    llm = LocalFake(["Sky blue: sunlight scatters."], ["sky_color", REPLY])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool()])),
+                              "why is the sky blue", emit=lambda e: None)
+    assert outcome.answer.startswith("Sky blue") and not outcome.result.steps
 
 
 @pytest.mark.anyio

@@ -4,6 +4,8 @@ requests are phrasings of my own, not tasks of the evaluation suite."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from desktop_app.core.agent import drive_run
@@ -44,3 +46,26 @@ async def test_the_model_s_choice_routes_requests(bundled_llm, request_text: str
         assert called and called[0] == tool
         if expected is not None:
             assert expected in outcome.answer.replace(",", "").replace(" ", "")
+
+
+async def test_a_call_begun_under_a_made_up_name_is_made_with_the_tool_it_meant(
+        bundled_llm, monkeypatch: pytest.MonkeyPatch) -> None:
+    """For this request the bundled model begins a call of a tool that does not exist;
+    held to the tools whose calls can be checked, it chooses the calculator and sums the
+    user's own numbers."""
+    chosen_again: list[str | None] = []
+    choose_among = bundled_llm.choose_among
+
+    async def recording(*args: Any, **kwargs: Any) -> str | None:
+        chosen_again.append(await choose_among(*args, **kwargs))
+        return chosen_again[-1]
+
+    monkeypatch.setattr(bundled_llm, "choose_among", recording)
+    outcome = await drive_run(
+        make_agent(bundled_llm, _tools()),
+        "fencing the garden: two sides of 12.5 m and two of 8.75 m, how many metres of "
+        "fence in total", emit=lambda e: None)
+    assert chosen_again == ["calculator"]
+    assert outcome.result is not None
+    assert [step.tool for step in outcome.result.steps] == ["calculator"]
+    assert "42.5" in outcome.answer

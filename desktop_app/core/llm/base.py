@@ -80,5 +80,11 @@ class ChoosesTool(Protocol):
     async def choose_tool(self, messages: Sequence[ChatMessage],
                           tools: list[ToolSpec]) -> str | None:
         """The tool among ``tools`` the model would call for ``messages``; None: it would
-        answer in text."""
+        answer in text. A name that is none of theirs: it began a call of that name."""
+        ...
+
+    async def choose_among(self, messages: Sequence[ChatMessage], tools: list[ToolSpec],
+                           names: Sequence[str]) -> str | None:
+        """Which of ``names`` (some of ``tools``) the model calls when its first call must
+        be one of them."""
         ...

@@ -51,6 +51,7 @@ from desktop_app.core.llm.llama_messages import (
     compact_tools,
     forced_call_grammar,
     forced_tool,
+    name_choice_grammar,
     native_message,
     plain_message,
 )
@@ -287,19 +288,32 @@ class LlamaCppLLM(LlamaLifecycle, LLM):
                           tools: list[ToolSpec]) -> str | None:
         """The tool the model would call first for ``messages``, or None when it would
         answer instead. Decided from the first few tokens of its free reply (greedy): a
-        reply that is text, or a call of a name no offered tool is close to, is an answer.
-        The prompt is the loop's own, so its KV cache serves the turn that follows."""
+        reply that is text is an answer; a call of a name no offered tool is close to
+        gives that name. The prompt is the loop's own, so its KV cache serves the turn
+        that follows."""
         names = {t["function"]["name"] for t in tools}
         request = self._request(messages, tools, None, None, 0.0, CHOICE_TOKENS)
         request["stop"] = ['",', '"}', "\n\n"]  # the name is all that is needed
+        match = CALLED_NAME.search(await self._text_of(request) + '"')
+        if match is None:
+            return None
+        return closest_tool(match.group(1), names) or match.group(1)
+
+    async def choose_among(self, messages: Sequence[ChatMessage], tools: list[ToolSpec],
+                           names: Sequence[str]) -> str | None:
+        """The model's first call begun again with its name held to one of ``names`` (a
+        grammar), the same prompt otherwise."""
+        request = self._request(messages, tools, None, None, 0.0, CHOICE_TOKENS)
+        request["_grammar"] = name_choice_grammar(names, self.tool_style)
+        match = CALLED_NAME.search(await self._text_of(request))
+        return match.group(1) if match is not None and match.group(1) in names else None
+
+    async def _text_of(self, request: dict[str, Any]) -> str:
         text = ""
         async with contextlib.aclosing(self._raw_stream(request)) as raw:
             async for chunk in raw:
                 text += chunk.content
-        match = CALLED_NAME.search(text + '"')
-        if match is None:
-            return None
-        return closest_tool(match.group(1), names)
+        return text
 
     async def _raw_stream(self, request: dict[str, Any]) -> AsyncGenerator[StreamChunk, None]:
         """The worker's chunks for one request, as produced; closing it stops generation."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from desktop_app.core.llm.base import ToolSpec
@@ -138,6 +139,14 @@ def any_call_grammar(tools: list[ToolSpec], style: ToolStyle | None) -> str:
     call_gbnf = re.sub(r"(?m)^root\s*::=", "one-call ::=", call_gbnf)
     opening, closing = _call_wrapper(style)
     return f"root ::= {json.dumps(opening)} one-call {json.dumps(closing)}\n{call_gbnf}"
+
+
+def name_choice_grammar(names: Sequence[str], style: ToolStyle | None) -> str:
+    """GBNF for the opening of one call, in the model's own format, up to its name, which
+    must be one of ``names``."""
+    opening = _call_wrapper(style)[0] + '{"name": "'
+    choices = " | ".join(json.dumps(name) for name in names)
+    return f"root ::= {json.dumps(opening)} ({choices}) {json.dumps(chr(34))}\n"
 
 
 def forced_call_grammar(tool: ToolSpec, style: ToolStyle | None) -> str:

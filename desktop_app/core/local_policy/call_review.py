@@ -73,16 +73,19 @@ def _argument_numbers(value: Any) -> set[float]:
 
 
 def grounded(arguments: dict[str, Any], messages: Sequence[ChatMessage],
-             today: date) -> bool:
-    """False when the arguments hold numbers and none of them appears in the conversation
-    or in today's date."""
+             today: date | None, *, most: bool = False) -> bool:
+    """False when the arguments hold numbers and none of them (``most``: fewer than half)
+    appears in the conversation or in ``today``'s date (None: today's date does not
+    count)."""
     given = _argument_numbers(arguments)
     if not given:
         return True
-    known = {float(today.year), float(today.month), float(today.day)}
+    known = set() if today is None else {float(today.year), float(today.month),
+                                         float(today.day)}
     for message in messages:
         known |= numbers_in(message.content or "")
-    return bool(given & known)
+    found = given & known
+    return 2 * len(found) >= len(given) if most else bool(found)
 
 
 @dataclass(frozen=True)
@@ -93,8 +96,11 @@ class Problem:
 
 
 async def review_call(call: ToolCall, tool: Tool, messages: Sequence[ChatMessage],
-                      today: date | None = None) -> Problem | None:
-    """Why ``call`` should not be made (see the module's docstring), or None."""
+                      today: date | None = None, *,
+                      from_user_only: bool = False) -> Problem | None:
+    """Why ``call`` should not be made (see the module's docstring), or None.
+    ``from_user_only``: at least half of its numbers must be the conversation's, and
+    today's date does not count."""
     if not tool.pure:
         return None
     try:
@@ -104,7 +110,8 @@ async def review_call(call: ToolCall, tool: Tool, messages: Sequence[ChatMessage
     if not isinstance(arguments, dict):
         return None
     if _argument_numbers(arguments):
-        if grounded(arguments, _conversation(messages), today or date.today()):
+        if grounded(arguments, _conversation(messages),
+                    None if from_user_only else today or date.today(), most=from_user_only):
             return None
         return Problem("None of the numbers given appears in the conversation.")
     try:

@@ -15,6 +15,12 @@ little.
   and the call is checked before it is made (``call_review``: made-up numbers, or words
   sent to a tool that computes, turn the run into a plain answer); the turns after it are
   free, so a request with several steps goes on as the model sees fit.
+* a call of a tool that does not exist ("calculate_tip") → the model means to call
+  something: it chooses again, its call's name held to the tools that only compute from
+  what they are given and to "reply", and a call so chosen is made only when most of
+  its numbers are the user's ("2 * 3 - 4 / 2 + 5 * 2 / 2 …" for why the sky is blue,
+  asked by a 10-year-old, is not). Read as an answer, such calls had left sums with
+  several numbers to the model's head.
 
 After a turn in which a tool that makes or changes something (a table, a chart, a note, a
 file) succeeded, the work is done: the answer is written from the trace. Left to go on, the
@@ -50,6 +56,10 @@ DOCUMENT_SEARCH = "search_documents"
 #: Tokens for the first call's arguments: a long report fits (about 1,000 words); a call
 #: that repeats one table row until the context is full does not.
 FIRST_CALL_MAX_TOKENS = 1536
+#: The same for a tool that only computes from what it is given: a sum of twenty of the
+#: user's numbers fits; "2 * 2 + 2 * 2 + …", written for a question with no number in it
+#: until the bound above, took 144 s.
+PURE_CALL_MAX_TOKENS = 256
 
 
 class ReplyTool(Tool):
@@ -73,6 +83,15 @@ async def _named_reads(registry: ToolRegistry, query: str) -> list[ToolCall]:
                 calls.append(ToolCall(id=f"call_named_{len(calls)}", name=tool.name,
                                       arguments=json.dumps(args)))
     return calls
+
+
+def _checkable(registry: ToolRegistry) -> list[str]:
+    """The tools a made-up call may be taken for: those that only compute from what they
+    are given, and need something to compute from, so ``call_review`` can tell a call of
+    them on the user's numbers from one on words or invented numbers. Taken for a tool
+    that makes or saves something, such calls (for a limerick, a birthday message) would
+    write what nobody asked for; taken for the clock, nothing could check them."""
+    return [tool.name for tool in registry if tool.pure and tool.parameters.get("required")]
 
 
 class RoutingPolicy:
@@ -99,25 +118,37 @@ class RoutingPolicy:
             # first, and the model goes on from it: left to choose, it answered questions
             # about the user's files from memory or with an SQL query (dev split).
             return FirstTurnPlan(calls=named)
-        chosen = await self._llm.choose_tool(state.messages, self._offered(state.registry))
+        offered = self._offered(state.registry)
+        chosen = await self._llm.choose_tool(state.messages, offered)
+        made_up = chosen is not None and chosen != REPLY and chosen not in state.registry
+        if made_up:
+            # The model began a call of a tool that does not exist ("calculate_tip",
+            # "painting_3_walls"): it means to call something. Held to the tools whose
+            # calls can be checked, and to answering, it chooses again (see _checkable).
+            chosen = await self._llm.choose_among(state.messages, offered,
+                                                  [*_checkable(state.registry), REPLY])
         if chosen is None or chosen == REPLY or chosen not in state.registry:
             return FirstTurnPlan(registry=ToolRegistry())
-        return await self._first_call(state, chosen)
+        return await self._first_call(state, chosen, from_user_only=made_up)
 
-    async def _first_call(self, state: RunView, chosen: str) -> FirstTurnPlan:
+    async def _first_call(self, state: RunView, chosen: str,
+                          from_user_only: bool = False) -> FirstTurnPlan:
         """The first turn, a call of ``chosen`` under its schema, generated here so that it
         is checked before it is made (``call_review``): a call that should not be made
-        turns the run into a plain answer."""
+        turns the run into a plain answer. ``from_user_only``: most of its numbers must be
+        the user's own (today's date does not count)."""
         forced: ToolChoice = {"type": "function", "function": {"name": chosen}}
+        tool = state.registry.get(chosen)
         first = await self._llm.chat(state.messages, tools=state.registry.specs(),
                                      tool_choice=forced, temperature=state.temperature,
-                                     max_tokens=FIRST_CALL_MAX_TOKENS)
+                                     max_tokens=PURE_CALL_MAX_TOKENS if tool.pure
+                                     else FIRST_CALL_MAX_TOKENS)
         calls = first.message.tool_calls
         if not calls or calls[0].name != chosen:
             # No complete call within the bound (a table growing row by row until the
             # context is full took minutes on the held-out split): answer in words.
             return FirstTurnPlan(registry=ToolRegistry())
-        if await review_call(calls[0], state.registry.get(chosen), state.messages):
+        if await review_call(calls[0], tool, state.messages, from_user_only=from_user_only):
             return FirstTurnPlan(registry=ToolRegistry())
         return FirstTurnPlan(first_reply=first.message.model_copy(
             update={"tool_calls": await self.revise_calls(state, calls)}))
