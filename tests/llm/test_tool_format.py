@@ -148,6 +148,21 @@ def test_made_up_tool_names_map_only_when_clearly_meant(made_up: str, meant: str
     assert closest_tool(made_up, KNOWN) == meant
 
 
+@pytest.mark.parametrize("style", ["hermes", "mistral", None])
+def test_a_name_choice_grammar_allows_only_the_given_names(style: str | None) -> None:
+    """The grammar the routing policy chooses again under after a made-up call name: the
+    call's opening in the model's format, then one of the names, and nothing else."""
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from desktop_app.core.llm.llama_messages import name_choice_grammar
+
+    grammar = name_choice_grammar(["calculator", "reply"], style)  # type: ignore[arg-type]
+    LlamaGrammar.from_string(grammar, verbose=False)  # valid GBNF for llama.cpp
+    wrapper = {"hermes": "<tool_call>\n", "mistral": "[TOOL_CALLS]["}.get(style or "", "")
+    opening, quote = json.dumps(wrapper + '{"name": "'), json.dumps('"')
+    assert grammar == f'root ::= {opening} ("calculator" | "reply") {quote}\n'
+
+
 def test_properties_named_like_schema_keywords_are_kept() -> None:
     from desktop_app.core.llm.llama_messages import compact_tools, forced_call_grammar
     from desktop_app.core.tools.builtin.notes import NoteCreateTool

@@ -146,7 +146,8 @@ def name_choice_grammar(names: Sequence[str], style: ToolStyle | None) -> str:
     must be one of ``names``."""
     opening = _call_wrapper(style)[0] + '{"name": "'
     choices = " | ".join(json.dumps(name) for name in names)
-    return f"root ::= {json.dumps(opening)} ({choices}) {json.dumps(chr(34))}\n"
+    closing_quote = json.dumps('"')
+    return f"root ::= {json.dumps(opening)} ({choices}) {closing_quote}\n"
 
 
 def forced_call_grammar(tool: ToolSpec, style: ToolStyle | None) -> str:

@@ -113,7 +113,9 @@ async def review_call(call: ToolCall, tool: Tool, messages: Sequence[ChatMessage
         if grounded(arguments, _conversation(messages),
                     None if from_user_only else today or date.today(), most=from_user_only):
             return None
-        return Problem("None of the numbers given appears in the conversation.")
+        return Problem("Too few of the numbers given appear in the conversation."
+                       if from_user_only else
+                       "None of the numbers given appears in the conversation.")
     try:
         result = await tool.run(tool.validate(arguments))
     except (DesktopAppError, ValueError, TypeError, ArithmeticError, LookupError) as exc:
