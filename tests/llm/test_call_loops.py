@@ -46,7 +46,12 @@ RUNAWAY = ('<tool_call>\n{"name": "calculator", "arguments": {"expression": "1'
            + "0" * 400)
 
 
-@pytest.mark.parametrize("text", [RUNAWAY, RUNAWAY.replace("0" * 400, " " * 400)])
+#: Asked for 12 L in US gallons (held-out split): a factor without end, 434 s in two calls.
+PERIODIC = ('<tool_call>\n{"name": "calculator", "arguments": {"expression": "12 * 3.7'
+            + "85439" * 80)
+
+
+@pytest.mark.parametrize("text", [RUNAWAY, RUNAWAY.replace("0" * 400, " " * 400), PERIODIC])
 def test_a_call_ending_in_a_digit_or_blank_without_end_is_dropped_whole(text: str) -> None:
     for end in range(len(text) - 200, len(text)):
         assert cut_looping_call(text[:end]) == ""
@@ -61,6 +66,8 @@ def test_calls_before_a_runaway_one_are_kept() -> None:
     '{"name": "calculator", "arguments": {"expression": "2**100 = ' + "1267650600228229401496703205376" + '"}}',
     '{"name": "calculator", "arguments": {"expression": "10**30 = 1' + "0" * 30,
     '{"name": "calculator", "arguments": {"expression": "1/3 = 0.' + "3" * 40,
+    '{"name": "calculator", "arguments": {"expression": "' + str(2**200) + " + " + str(3**120),
+    '{"name": "calculator", "arguments": {"expression": "1/7 = 0.' + "142857" * 7,
     ('{"name": "make_table", "arguments": {"rows": [["Mercury", "1"], ["Venus", "2"], '
      '["Earth", "3"], ["Mars", "4"]]}}'),
     '{"name": "make_chart", "arguments": {"values": [' + "0, " * 80 + "0]}}",

@@ -28,6 +28,7 @@ from desktop_app.core.tools.builtin.calculator import CalculatorTool
 from desktop_app.core.tools.builtin.clock import ClockTool
 from desktop_app.core.tools.builtin.dates import DateCalcTool
 from desktop_app.core.tools.builtin.reports import TableTool
+from desktop_app.core.tools.builtin.units import UnitConvertTool
 
 
 class LocalFake(ScriptedLLM):
@@ -145,6 +146,51 @@ async def test_a_made_up_call_chosen_again_as_an_answer_is_answered_in_words() -
     outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool()])),
                               "why is the sky blue", emit=lambda e: None)
     assert outcome.answer.startswith("Sky blue") and not outcome.result.steps
+
+
+@pytest.mark.anyio
+async def test_a_first_call_that_fails_is_chosen_again_among_the_other_tools() -> None:
+    """"18 miles" sent to the calculator fails on the user's own number; shown the error,
+    the bundled model wrote the same call again and the answer became the error. It
+    chooses again without the calculator, and the call it then writes is made."""
+    failing = ("calculator", {"expression": "18 miles"})
+    converting = ("convert_units", {"value": 18, "from_unit": "miles", "to_unit": "km"})
+    llm = LocalFake([tool_call_reply(failing), tool_call_reply(converting), "Done.",
+                     "18 miles is 28.97 km."], ["calculator", "convert_units"])
+    tools = ToolRegistry([CalculatorTool(), UnitConvertTool(), ClockTool(), TableTool()])
+    outcome = await drive_run(make_agent(llm, tools), "ran 18 miles today, in km?",
+                              emit=lambda e: None)
+    assert llm.among == [["convert_units", REPLY]]  # not the calculator again, nor the clock
+    assert [r.tool_choice for r in llm.requests[:2]] == [
+        {"type": "function", "function": {"name": name}}
+        for name in ("calculator", "convert_units")]
+    assert [(s.tool, s.error) for s in outcome.result.steps] == [("convert_units", None)]
+    assert "28.97" in outcome.answer
+
+
+@pytest.mark.anyio
+async def test_a_first_call_that_fails_and_no_other_tool_is_answered_in_words() -> None:
+    """No error reaches the answer: with the calculator's call failing and the model then
+    choosing to answer, the request is answered as plain chat, with no tool run."""
+    failing = ("calculator", {"expression": "73219 / 29, rounded to 2 dp"})
+    llm = LocalFake([tool_call_reply(failing), "About 2524.79."], ["calculator", REPLY])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), DateCalcTool()])),
+                              "73219 / 29 to 2 dp", emit=lambda e: None)
+    assert llm.among == [["date_calc", REPLY]]
+    assert not outcome.result.steps and outcome.answer == "About 2524.79."
+    assert not llm.requests[-1].tools
+
+
+@pytest.mark.anyio
+async def test_a_call_chosen_again_that_fails_too_ends_in_a_plain_answer() -> None:
+    failing = ("calculator", {"expression": "220C * 9/5"})
+    also_failing = ("convert_units", {"value": 220, "from_unit": "C", "to_unit": "parsecs"})
+    llm = LocalFake([tool_call_reply(failing), tool_call_reply(also_failing), "428 °F."],
+                    ["calculator", "convert_units", REPLY])
+    outcome = await drive_run(make_agent(llm, ToolRegistry([CalculatorTool(), UnitConvertTool()])),
+                              "220C to F", emit=lambda e: None)
+    assert llm.among == [["convert_units", REPLY], [REPLY]]
+    assert not outcome.result.steps and outcome.answer == "428 °F."
 
 
 @pytest.mark.anyio

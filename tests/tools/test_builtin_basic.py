@@ -25,7 +25,8 @@ pytestmark = pytest.mark.anyio
     ("7 % 3", 1), ("2 ** 10", 1024), ("2^10", 1024), ("-3 + +5", 2), ("10 / 4", 2.5),
     ("sqrt(16)", 4), ("abs(-2.5)", 2.5), ("round(2.567, 2)", 2.57), ("floor(2.7)", 2),
     ("ceil(2.1)", 3), ("min(3, 1, 2)", 1), ("max(3, 1, 2)", 3), ("ln(e)", 1), ("log(100, 10)", 2),
-    ("exp(0)", 1), ("6 × 7", 42), ("10**100 // 10**99", 10),
+    ("exp(0)", 1), ("6 × 7", 42), ("10**100 // 10**99", 10), ("√12769", 113),
+    ("2 * √2.25", 3), ("√(9 + 16)", 5),
 ])
 def test_calculator_arithmetic(expression: str, expected: float) -> None:
     assert calculate(expression) == pytest.approx(expected)

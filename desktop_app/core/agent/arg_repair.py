@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from desktop_app.core.errors import ToolError
+
+if TYPE_CHECKING:
+    from desktop_app.core.tools.base import Tool
 
 _NUMBER = re.compile(r"^[-+]?\d[\d,_]*(\.\d+)?([eE][-+]?\d+)?$")
 #: "3,5" or "12,75": a comma followed by one or two final digits is a decimal comma. Three
@@ -108,3 +113,16 @@ def _fits(value: Any, spec: dict[str, Any]) -> bool:
               "integer": isinstance(coerced, int), "array": isinstance(coerced, list),
               "object": isinstance(coerced, dict), "boolean": isinstance(coerced, bool)}
     return any(checks.get(t, False) for t in types)
+
+
+def checked_arguments(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` as ``tool`` runs them: valid as they are, or repaired when almost right (a
+    stray key, a number as text) and valid then; else ``ToolError`` with the first reason."""
+    try:
+        return tool.validate(args)
+    except ToolError:
+        try:
+            return tool.validate(repair_arguments(tool.parameters, args))
+        except ToolError:
+            pass
+        raise

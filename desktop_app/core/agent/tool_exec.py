@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from desktop_app.core.agent.arg_repair import repair_arguments
+from desktop_app.core.agent.arg_repair import checked_arguments
 from desktop_app.core.agent.events import Event, IterationDone, IterationStart
 from desktop_app.core.agent.prompts import artifact_summary, cut
 from desktop_app.core.agent.result import StepRecord
@@ -140,13 +140,10 @@ class ToolExecutor:
             return ToolResult.failure(str(exc))
         if arg_error is not None or args is None:
             return ToolResult.failure(f"{arg_error} Expected: {_schema_hint(tool)}")
-        try:
-            return tool.validate(args)
+        try:  # almost right (a stray key, a number as text)? fixed only if it then fits
+            return checked_arguments(tool, args)
         except ToolError as exc:
-            try:  # almost right (a stray key, a number as text)? fixed only if it then fits
-                return tool.validate(repair_arguments(tool.parameters, args))
-            except ToolError:
-                return ToolResult.failure(exc.message + f" Expected: {_schema_hint(tool)}")
+            return ToolResult.failure(exc.message + f" Expected: {_schema_hint(tool)}")
 
     async def _run(self, name: str, checked: dict[str, Any] | ToolResult) -> ToolResult:
         if isinstance(checked, ToolResult):

@@ -12,8 +12,9 @@ request's words, so they hold in every language:
   tool that computes ("Australia" to the calculator).
 
 Such a call is not made; the model answers in its own words instead. A call that fails
-on numbers from the conversation is a slip on a real task ("5 miles" for a conversion):
-it is made, and the model sees the tool's error and goes on, as after any failed call.
+on numbers from the conversation is a slip on a real task ("18 miles" sent to the
+calculator): ``dry_run`` finds it, and the routing policy lets the model choose again
+among the other tools (shown the error, it wrote the same call again).
 
 An optional argument that nothing in the conversation supports is left out of a call that
 is made (``Tool.unfounded``): asked "what day is it", the model added New York's time zone.
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from desktop_app.core.agent.arg_repair import checked_arguments
 from desktop_app.core.errors import DesktopAppError
 from desktop_app.core.llm.types import ChatMessage, ToolCall
 from desktop_app.core.tools.base import Tool
@@ -116,8 +118,20 @@ async def review_call(call: ToolCall, tool: Tool, messages: Sequence[ChatMessage
         return Problem("Too few of the numbers given appear in the conversation."
                        if from_user_only else
                        "None of the numbers given appears in the conversation.")
+    return await dry_run(call, tool)
+
+
+async def dry_run(call: ToolCall, tool: Tool) -> Problem | None:
+    """Why ``call`` of a pure tool fails when run, or None when it succeeds (or the tool
+    is not pure: nothing may run before the loop runs it). A pure tool only computes from
+    what it is given, so running it twice changes nothing."""
+    if not tool.pure:
+        return None
     try:
-        result = await tool.run(tool.validate(arguments))
+        arguments = json.loads(call.arguments or "{}")
+        result = await tool.run(checked_arguments(tool, arguments))
+    except json.JSONDecodeError:
+        return None  # the loop reports it to the model as for any call
     except (DesktopAppError, ValueError, TypeError, ArithmeticError, LookupError) as exc:
         return Problem(str(exc))
     return None if result.ok else Problem(result.error or "The call failed.")

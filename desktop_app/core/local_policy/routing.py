@@ -21,6 +21,9 @@ little.
   its numbers are the user's ("2 * 3 - 4 / 2 + 5 * 2 / 2 …" for why the sky is blue,
   asked by a 10-year-old, is not). Read as an answer, such calls had left sums with
   several numbers to the model's head.
+* a first call of a tool that only computes, that fails when run ("18 miles" sent to the
+  calculator) → the model chooses again the same way, without the tools that failed.
+  Shown the error instead, it wrote the same call again, and the answer was the error.
 
 After a turn in which a tool that makes or changes something (a table, a chart, a note, a
 file) succeeded, the work is done: the answer is written from the trace. Left to go on, the
@@ -35,12 +38,13 @@ first (``Tool.named_in``); this policy is for local models, so nothing leaves th
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.agent.policy import FirstTurnPlan
 from desktop_app.core.llm.base import LLM, ChoosesTool, ToolChoice, ToolSpec
 from desktop_app.core.llm.types import ToolCall
-from desktop_app.core.local_policy.call_review import review_call, without_unfounded
+from desktop_app.core.local_policy.call_review import dry_run, review_call, without_unfounded
 from desktop_app.core.tools.base import Tool, ToolRegistry, ToolResult
 
 if TYPE_CHECKING:
@@ -131,12 +135,13 @@ class RoutingPolicy:
             return FirstTurnPlan(registry=ToolRegistry())
         return await self._first_call(state, chosen, from_user_only=made_up)
 
-    async def _first_call(self, state: RunView, chosen: str,
-                          from_user_only: bool = False) -> FirstTurnPlan:
+    async def _first_call(self, state: RunView, chosen: str, from_user_only: bool = False,
+                          tried: Sequence[str] = ()) -> FirstTurnPlan:
         """The first turn, a call of ``chosen`` under its schema, generated here so that it
         is checked before it is made (``call_review``): a call that should not be made
-        turns the run into a plain answer. ``from_user_only``: most of its numbers must be
-        the user's own (today's date does not count)."""
+        turns the run into a plain answer, and one of a pure tool that fails is chosen
+        again. ``from_user_only``: most of its numbers must be the user's own (today's
+        date does not count). ``tried``: tools whose calls failed already."""
         forced: ToolChoice = {"type": "function", "function": {"name": chosen}}
         tool = state.registry.get(chosen)
         first = await self._llm.chat(state.messages, tools=state.registry.specs(),
@@ -150,8 +155,24 @@ class RoutingPolicy:
             return FirstTurnPlan(registry=ToolRegistry())
         if await review_call(calls[0], tool, state.messages, from_user_only=from_user_only):
             return FirstTurnPlan(registry=ToolRegistry())
+        if await dry_run(calls[0], tool):
+            # The call fails ("18 miles" or "220C * 9/5" sent to the calculator). Shown the
+            # error, the model wrote the same call again, and the answer became the error.
+            # It chooses again, among the other tools whose calls can be checked.
+            return await self._choose_again(state, [*tried, chosen])
         return FirstTurnPlan(first_reply=first.message.model_copy(
             update={"tool_calls": await self.revise_calls(state, calls)}))
+
+    async def _choose_again(self, state: RunView, tried: list[str]) -> FirstTurnPlan:
+        """The model's choice held to the checkable tools not in ``tried``, and ``reply``;
+        a call so chosen is made only when most of its numbers are the user's own."""
+        assert isinstance(self._llm, ChoosesTool)
+        left = [name for name in _checkable(state.registry) if name not in tried]
+        chosen = await self._llm.choose_among(state.messages, self._offered(state.registry),
+                                              [*left, REPLY])
+        if chosen is None or chosen not in left:
+            return FirstTurnPlan(registry=ToolRegistry())
+        return await self._first_call(state, chosen, from_user_only=True, tried=tried)
 
     async def revise_calls(self, state: RunView, calls: list[ToolCall]) -> list[ToolCall]:
         """Each call without the optional arguments nothing said supports: left with the

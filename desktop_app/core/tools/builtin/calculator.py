@@ -119,15 +119,18 @@ _NUMBER = r"\d+(?:\.\d+)?"
 _PLUS_PERCENT = re.compile(rf"({_NUMBER})\s*([+-])\s*({_NUMBER})\s*%(?!\s*[\d(.])")
 #: A percentage on its own ("19% * 249"); "10 % 3" (a remainder) is left alone.
 _PERCENT = re.compile(rf"({_NUMBER})\s*%(?!\s*[\d(.])")
+#: "√12769" as people and small models write a square root ("√(a + b)" keeps its brackets).
+_ROOT_OF_NUMBER = re.compile(rf"√\s*({_NUMBER})")
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
 
 
 def _normalise(expression: str) -> str:
     """What people (and small models) write, as Python arithmetic: ``^`` for powers,
-    ``×``/``÷``, ``x% of y``, ``y + x%``, ``1,234`` thousands separators (not
+    ``×``/``÷``, ``√``, ``x% of y``, ``y + x%``, ``1,234`` thousands separators (not
     function-argument commas), a trailing ``=``."""
     text = expression.strip().rstrip("=").strip()
     text = text.replace("^", "**").replace("×", "*").replace("÷", "/").replace("−", "-")
+    text = _ROOT_OF_NUMBER.sub(r"sqrt(\1)", text).replace("√", "sqrt")
     text = _PERCENT_OF.sub(lambda m: f"{m.group(1)}/100*", text)
     text = _PLUS_PERCENT.sub(lambda m: f"{m.group(1)}*(1{m.group(2)}{m.group(3)}/100)", text)
     text = _PERCENT.sub(lambda m: f"({m.group(1)}/100)", text)

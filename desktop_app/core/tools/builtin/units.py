@@ -188,8 +188,8 @@ class UnitConvertTool(Tool):
         "type": "object",
         "properties": {
             "value": {"type": "number"},
-            "from_unit": {"type": "string", "description": "e.g. 'km', 'lb', '°F', 'GiB', 'mph'"},
-            "to_unit": {"type": "string", "description": "Unit of the same kind, e.g. 'mi'"},
+            "from_unit": {"type": "string", "description": "The unit the value is in"},
+            "to_unit": {"type": "string", "description": "The unit wanted, of the same kind"},
         },
         "required": ["value", "from_unit", "to_unit"],
         "additionalProperties": False,
