@@ -12,7 +12,12 @@ from desktop_app.core.agent import drive_run
 from desktop_app.core.agent.factory import make_agent
 from desktop_app.core.llm.testing import tool_call_reply
 from desktop_app.core.llm.types import ChatMessage, ToolCall
-from desktop_app.core.local_policy.call_review import grounded, numbers_in, review_call
+from desktop_app.core.local_policy.call_review import (
+    dry_run,
+    grounded,
+    numbers_in,
+    review_call,
+)
 from desktop_app.core.tools.base import ToolRegistry
 from desktop_app.core.tools.builtin.calculator import CalculatorTool
 from desktop_app.core.tools.builtin.reports import TableTool
@@ -56,9 +61,14 @@ async def test_a_pure_tool_that_cannot_take_the_arguments_rejects_the_call() -> 
 
 
 @pytest.mark.anyio
-async def test_a_slip_on_the_requests_own_numbers_is_made_and_the_model_sees_the_error() -> None:
+async def test_a_slip_on_the_requests_own_numbers_passes_review_and_fails_its_dry_run() -> None:
+    """Not answered in words as a made-up call is: the routing policy has the model choose
+    again among the other tools (``dry_run`` tells it the call fails)."""
     slip = ToolCall(id="c", name="calculator", arguments='{"expression": "5 miles"}')
     assert await review_call(slip, CalculatorTool(), _said("5 miles in km?"), TODAY) is None
+    assert await dry_run(slip, CalculatorTool())
+    assert await dry_run(slip.model_copy(update={"arguments": '{"expression": "5 * 1.609"}'}),
+                         CalculatorTool()) is None
 
 
 @pytest.mark.anyio

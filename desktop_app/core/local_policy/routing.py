@@ -122,18 +122,15 @@ class RoutingPolicy:
             # first, and the model goes on from it: left to choose, it answered questions
             # about the user's files from memory or with an SQL query (dev split).
             return FirstTurnPlan(calls=named)
-        offered = self._offered(state.registry)
-        chosen = await self._llm.choose_tool(state.messages, offered)
-        made_up = chosen is not None and chosen != REPLY and chosen not in state.registry
-        if made_up:
+        chosen = await self._llm.choose_tool(state.messages, self._offered(state.registry))
+        if chosen is None or chosen == REPLY:
+            return FirstTurnPlan(registry=ToolRegistry())
+        if chosen not in state.registry:
             # The model began a call of a tool that does not exist ("calculate_tip",
             # "painting_3_walls"): it means to call something. Held to the tools whose
             # calls can be checked, and to answering, it chooses again (see _checkable).
-            chosen = await self._llm.choose_among(state.messages, offered,
-                                                  [*_checkable(state.registry), REPLY])
-        if chosen is None or chosen == REPLY or chosen not in state.registry:
-            return FirstTurnPlan(registry=ToolRegistry())
-        return await self._first_call(state, chosen, from_user_only=made_up)
+            return await self._choose_again(state, tried=[])
+        return await self._first_call(state, chosen)
 
     async def _first_call(self, state: RunView, chosen: str, from_user_only: bool = False,
                           tried: Sequence[str] = ()) -> FirstTurnPlan:
@@ -164,8 +161,9 @@ class RoutingPolicy:
             update={"tool_calls": await self.revise_calls(state, calls)}))
 
     async def _choose_again(self, state: RunView, tried: list[str]) -> FirstTurnPlan:
-        """The model's choice held to the checkable tools not in ``tried``, and ``reply``;
-        a call so chosen is made only when most of its numbers are the user's own."""
+        """The model's choice held to the checkable tools not in ``tried``, and ``reply``
+        (after a made-up name, or a first call that failed); a call so chosen is made only
+        when most of its numbers are the user's own."""
         assert isinstance(self._llm, ChoosesTool)
         left = [name for name in _checkable(state.registry) if name not in tried]
         chosen = await self._llm.choose_among(state.messages, self._offered(state.registry),
